@@ -1,0 +1,44 @@
+# Two commands on a fresh Debian/Ubuntu machine: `make run` and `make test`.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+# Debian packages the grader and its test suite use (sandbox, databases, queue, browser, docker).
+DEB_PACKAGES := bubblewrap libseccomp2 redis-server postgresql chromium debootstrap docker.io
+
+.PHONY: install run test lint deb-packages clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@$(MAKE) --no-print-directory deb-packages
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+deb-packages:
+	@missing=$$(for p in $(DEB_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ]; then \
+		echo "Installing Debian packages: $$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	else \
+		echo "Not root: some tests need these Debian packages. Run:"; \
+		echo "  sudo apt-get install -y $$missing"; \
+	fi
+
+run: install
+	$(BIN)/python -m app serve
+
+test: install lint
+	$(BIN)/python -m pytest
+
+lint: install
+	$(BIN)/ruff check app sandbox problems tests
+	$(BIN)/ruff format --check app sandbox problems tests
+	$(BIN)/mypy
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

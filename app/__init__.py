@@ -1,0 +1,1 @@
+"""TensorJudge: a grader for machine-learning coding problems."""

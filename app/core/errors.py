@@ -1,0 +1,69 @@
+"""One JSON error shape for every failure: ``{"error": {"code", "message", "field"?}}``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+
+class ErrorBody(BaseModel):
+    code: str
+    message: str
+    field: str | None = None
+
+
+class ErrorResponse(BaseModel):
+    error: ErrorBody
+
+
+class ApiError(Exception):
+    def __init__(
+        self,
+        status_code: int,
+        code: str,
+        message: str,
+        field: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+        self.body = ErrorResponse(error=ErrorBody(code=code, message=message, field=field))
+        self.headers = headers
+
+
+def _json(status: int, body: ErrorResponse, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse(status_code=status, content=body.model_dump(), headers=headers)
+
+
+async def _api_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, ApiError)
+    return _json(exc.status_code, exc.body, exc.headers)
+
+
+async def _http_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+    body = ErrorResponse(error=ErrorBody(code=code, message=str(exc.detail)))
+    return _json(exc.status_code, body, getattr(exc, "headers", None))
+
+
+async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    errors: list[Any] = list(exc.errors())
+    first = errors[0] if errors else {"loc": (), "msg": "invalid request"}
+    field = ".".join(str(p) for p in first.get("loc", ()) if p not in ("body", "query", "path"))
+    body = ErrorResponse(
+        error=ErrorBody(code="invalid_request", message=str(first.get("msg")), field=field or None)
+    )
+    return _json(422, body)
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(ApiError, _api_error)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)

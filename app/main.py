@@ -1,0 +1,35 @@
+"""The ASGI application: ``app.main:app``, or ``create_app(settings)`` for tests."""
+
+from __future__ import annotations
+
+from fastapi import FastAPI
+
+from app.core.config import Settings, get_settings
+from app.core.errors import install_error_handlers
+from app.problems.loader import load_problems
+from app.problems.routes import router as problems_router
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or get_settings()
+    app = FastAPI(
+        title="TensorJudge",
+        version="0.1.0",
+        description=(
+            "Grades machine-learning coding problems and says which requirement failed and why."
+        ),
+    )
+    app.state.settings = settings
+    # Loaded eagerly: a malformed problem folder must stop start-up, not the first request.
+    app.state.problems = load_problems(settings.problems_dir)
+    install_error_handlers(app)
+    app.include_router(problems_router)
+
+    @app.get("/healthz", tags=["health"])
+    def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    return app
+
+
+app = create_app()

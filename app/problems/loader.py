@@ -1,0 +1,188 @@
+"""Reads ``problems/<id>/`` folders into ``Problem`` objects, failing loudly on anything malformed.
+
+A problem folder holds:
+
+- ``problem.toml``  the spec (see ``app.problems.spec.ProblemSpec``);
+- ``statement.md``  markdown with ``$...$`` math, served to students;
+- ``starter.py``    the code the editor opens with;
+- ``reference.py``  the trusted solution: never served, never sent into a sandbox;
+- ``cases.py``      ``public_examples()``, ``hidden_cases(rng)`` and optionally
+  ``check_case(inputs, dims)`` for constraints the signature cannot express.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import tomllib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+from pydantic import ValidationError
+
+from app.problems.cases import CaseError, Inputs, TestCase, bind_dims, expected_shape
+from app.problems.spec import ProblemSpec
+
+REQUIRED_FILES = ("problem.toml", "statement.md", "starter.py", "reference.py", "cases.py")
+
+
+class ProblemLoadError(Exception):
+    """A problem folder is malformed. The message names the file and, where known, the field."""
+
+    def __init__(self, path: Path, message: str, field: str | None = None) -> None:
+        where = f"{path}: {field}: " if field else f"{path}: "
+        super().__init__(where + message)
+        self.path = path
+        self.field = field
+
+
+CaseCheck = Callable[[Inputs, dict[str, int]], None]
+
+
+@dataclass(frozen=True)
+class Problem:
+    spec: ProblemSpec
+    directory: Path
+    statement_markdown: str
+    starter_code: str
+    reference: Callable[..., np.ndarray]
+    check_case: CaseCheck
+    examples: tuple[TestCase, ...]
+    hidden: tuple[TestCase, ...]
+
+    @property
+    def id(self) -> str:
+        return self.spec.id
+
+    def validate_inputs(self, inputs: Inputs) -> dict[str, int]:
+        """Signature check plus the problem's own constraints; raises ``CaseError``."""
+        dims = bind_dims(self.spec, inputs)
+        self.check_case(inputs, dims)
+        return dims
+
+    def solve(self, inputs: Inputs) -> np.ndarray:
+        """Run the reference on copies, so a case's inputs are never touched by it."""
+        args = [_copy(inputs[p.name]) for p in self.spec.params]
+        return np.asarray(self.reference(*args), dtype=np.float64)
+
+    def with_expected(self, case: TestCase) -> TestCase:
+        dims = self.validate_inputs(case.inputs)
+        expected = self.solve(case.inputs)
+        want = expected_shape(self.spec, dims)
+        if expected.shape != want:
+            raise CaseError("expected", f"reference returned shape {expected.shape}, not {want}")
+        return replace(case, expected=expected)
+
+
+def _copy(value: Any) -> Any:
+    return value.copy() if isinstance(value, np.ndarray) else value
+
+
+def _no_extra_check(inputs: Inputs, dims: dict[str, int]) -> None:
+    return None
+
+
+def _import_file(path: Path, module_name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise ProblemLoadError(path, "cannot be imported")
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        raise ProblemLoadError(path, f"failed to import: {type(exc).__name__}: {exc}") from exc
+    return module
+
+
+def _read_spec(path: Path) -> ProblemSpec:
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ProblemLoadError(path, f"invalid TOML: {exc}") from exc
+    try:
+        return ProblemSpec.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(part) for part in first["loc"]) or None
+        raise ProblemLoadError(path, first["msg"], field=field) from exc
+
+
+def _build_cases(
+    problem: Problem, path: Path, cases: Sequence[Any], label: str, visibility: str
+) -> tuple[TestCase, ...]:
+    built: list[TestCase] = []
+    names: set[str] = set()
+    for index, case in enumerate(cases):
+        if not isinstance(case, TestCase):
+            raise ProblemLoadError(path, "must return TestCase objects", field=f"{label}[{index}]")
+        if case.name in names:
+            raise ProblemLoadError(path, f"duplicate case name {case.name!r}", field=label)
+        names.add(case.name)
+        try:
+            built.append(problem.with_expected(replace(case, visibility=visibility)))  # type: ignore[arg-type]
+        except CaseError as exc:
+            raise ProblemLoadError(path, str(exc), field=f"{label}[{case.name}]") from exc
+    if not built:
+        raise ProblemLoadError(path, "returned no cases", field=label)
+    return tuple(built)
+
+
+def load_problem(directory: Path) -> Problem:
+    for name in REQUIRED_FILES:
+        if not (directory / name).is_file():
+            raise ProblemLoadError(directory / name, "missing")
+    spec = _read_spec(directory / "problem.toml")
+    if spec.id != directory.name:
+        raise ProblemLoadError(
+            directory / "problem.toml", f"is {spec.id!r} but the folder is {directory.name!r}", "id"
+        )
+    module_prefix = "tensorjudge_problem_" + spec.id.replace("-", "_")
+    reference_module = _import_file(directory / "reference.py", module_prefix + "_reference")
+    reference = getattr(reference_module, spec.function_name, None)
+    if not callable(reference):
+        raise ProblemLoadError(
+            directory / "reference.py", f"defines no function {spec.function_name!r}"
+        )
+    cases_path = directory / "cases.py"
+    cases_module = _import_file(cases_path, module_prefix + "_cases")
+    for fn in ("public_examples", "hidden_cases"):
+        if not callable(getattr(cases_module, fn, None)):
+            raise ProblemLoadError(cases_path, f"defines no function {fn}()")
+    problem = Problem(
+        spec=spec,
+        directory=directory,
+        statement_markdown=(directory / "statement.md").read_text(encoding="utf-8"),
+        starter_code=(directory / "starter.py").read_text(encoding="utf-8"),
+        reference=reference,
+        check_case=getattr(cases_module, "check_case", _no_extra_check),
+        examples=(),
+        hidden=(),
+    )
+    examples = _build_cases(
+        problem, cases_path, cases_module.public_examples(), "public_examples()", "public"
+    )
+    hidden = _build_cases(
+        problem,
+        cases_path,
+        cases_module.hidden_cases(np.random.default_rng(spec.seed)),
+        "hidden_cases()",
+        "hidden",
+    )
+    return replace(problem, examples=examples, hidden=hidden)
+
+
+def load_problems(root: Path) -> dict[str, Problem]:
+    if not root.is_dir():
+        raise ProblemLoadError(root, "problems directory does not exist")
+    problems: dict[str, Problem] = {}
+    for directory in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        if directory.name == "__pycache__":
+            continue
+        problem = load_problem(directory)
+        problems[problem.id] = problem
+    if not problems:
+        raise ProblemLoadError(root, "contains no problem folders")
+    return problems

@@ -1,0 +1,98 @@
+"""The shape of ``problem.toml``: validated on load so a bad folder fails start-up loudly."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+
+Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$", max_length=64)]
+Identifier = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", max_length=64)]
+# A symbolic dimension name ("batch", "d_model") or a fixed size.
+Dim = Annotated[str, StringConstraints(pattern=r"^([A-Za-z_][A-Za-z0-9_]*|[0-9]+)$")]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ArrayParam(_Strict):
+    name: Identifier
+    kind: Literal["array"]
+    shape: list[Dim] = Field(min_length=1, max_length=8)
+    dtype: Literal["float64"] = "float64"
+
+
+class IntParam(_Strict):
+    name: Identifier
+    kind: Literal["int"]
+    minimum: int = 1
+    maximum: int = 1024
+
+
+Param = Annotated[ArrayParam | IntParam, Field(discriminator="kind")]
+
+
+class Returns(_Strict):
+    shape: list[Dim] = Field(min_length=1, max_length=8)
+    dtype: Literal["float64"] = "float64"
+
+
+class Requirement(_Strict):
+    id: Slug
+    title: str = Field(min_length=1, max_length=120)
+    text: str = Field(min_length=1, max_length=1000)
+
+
+class Limits(_Strict):
+    cpu_seconds: float = Field(default=5.0, gt=0, le=120)
+    wall_seconds: float = Field(default=10.0, gt=0, le=300)
+    memory_mb: int = Field(default=512, ge=64, le=16384)
+
+
+class Tolerance(_Strict):
+    """Passed to ``np.allclose(actual, expected, rtol, atol)``: the reference is the second side."""
+
+    rtol: float = Field(default=1e-7, gt=0, lt=1)
+    atol: float = Field(default=1e-9, ge=0, lt=1)
+
+
+class ProblemSpec(_Strict):
+    id: Slug
+    title: str = Field(min_length=1, max_length=120)
+    difficulty: Literal["easy", "medium", "hard"]
+    summary: str = Field(min_length=1, max_length=300)
+    function_name: Identifier
+    params: list[Param] = Field(min_length=1, max_length=32)
+    returns: Returns
+    limits: Limits = Limits()
+    tolerance: Tolerance = Tolerance()
+    requirements: list[Requirement] = Field(min_length=1)
+    seed: int = 0
+
+    @model_validator(mode="after")
+    def _unique_names(self) -> ProblemSpec:
+        for label, names in (
+            ("params", [p.name for p in self.params]),
+            ("requirements", [r.id for r in self.requirements]),
+        ):
+            dupes = sorted({n for n in names if names.count(n) > 1})
+            if dupes:
+                raise ValueError(f"{label}: duplicate names {dupes}")
+        return self
+
+    @property
+    def signature(self) -> str:
+        args = ", ".join(p.name for p in self.params)
+        return f"{self.function_name}({args}) -> np.ndarray"
+
+    def param(self, name: str) -> ArrayParam | IntParam:
+        for p in self.params:
+            if p.name == name:
+                return p
+        raise KeyError(name)
+
+
+def is_symbolic(dim: str) -> bool:
+    return re.fullmatch(r"[0-9]+", dim) is None

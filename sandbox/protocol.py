@@ -1,0 +1,104 @@
+"""The host-side contract of every sandbox backend: a ``RunRequest`` in, a ``RunResult`` out.
+
+``RunResult.status`` says how the *process* ended; per-case outcomes say what each call returned.
+Correctness is decided elsewhere (``app.grading``), outside the sandbox.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, Protocol
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from sandbox.verdicts import Verdict
+
+ArgValue = np.ndarray | int
+
+
+class Limits(BaseModel):
+    """Enforced from outside the sandboxed process."""
+
+    model_config = ConfigDict(frozen=True)
+
+    cpu_seconds: float = Field(default=5.0, gt=0)
+    wall_seconds: float = Field(default=10.0, gt=0)
+    memory_mb: int = Field(default=512, ge=32)
+    max_processes: int = Field(default=64, ge=1)
+    output_bytes: int = Field(default=64 * 1024, ge=1024, description="cap on stdout and on stderr")
+    file_bytes: int = Field(default=16 * 1024 * 1024, ge=0, description="largest file it may write")
+    tmpfs_mb: int = Field(default=16, ge=1)
+    result_bytes: int = Field(default=64 * 1024 * 1024, description="cap on all returned arrays")
+
+
+class CaseArgs(BaseModel):
+    """One call of the entry point: positional arguments by parameter name."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    name: str
+    args: dict[str, ArgValue]
+
+
+class RunRequest(BaseModel):
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    code: str
+    function_name: str
+    param_names: list[str]
+    cases: list[CaseArgs]
+    limits: Limits = Limits()
+
+
+class CaseError(BaseModel):
+    type: str
+    message: Annotated[str, Field(max_length=4096)]
+    traceback: Annotated[str, Field(max_length=16384)] = ""
+
+
+class CaseOutcome(BaseModel):
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    name: str
+    # Set when the call returned a numeric ndarray; read from .npy with allow_pickle=False.
+    output: np.ndarray | None = None
+    # Set when the call raised, or returned something that is not a numeric ndarray.
+    error: CaseError | None = None
+    mutated_inputs: list[str] = []
+    seconds: float = 0.0
+
+
+RunStatus = Literal[
+    "ok",  # the runner finished and reported every case it was given
+    "compile_error",  # syntax error, import error, missing or non-callable entry point
+    "runtime_error",  # the process died or exited before reporting (crash, os._exit, kill)
+    "time_limit_exceeded",
+    "memory_limit_exceeded",
+    "output_limit_exceeded",
+    "internal_error",  # the sandbox itself failed; not the submission's fault
+]
+
+
+class RunResult(BaseModel):
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    status: RunStatus
+    cases: list[CaseOutcome] = []
+    message: str = ""  # compile error text, crash reason, or internal error detail
+    stdout: str = ""
+    stderr: str = ""
+    stdout_truncated: bool = False
+    stderr_truncated: bool = False
+    wall_seconds: float = 0.0
+    backend: str = ""
+
+    @property
+    def verdict_if_failed(self) -> Verdict | None:
+        """The verdict the process status alone decides, or None when the outputs must be graded."""
+        return None if self.status == "ok" else Verdict(self.status)
+
+
+class Sandbox(Protocol):
+    name: str
+
+    def run(self, request: RunRequest) -> RunResult: ...

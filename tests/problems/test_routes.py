@@ -1,0 +1,104 @@
+"""The read API serves problems and nothing hidden."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+from fastapi.testclient import TestClient
+
+from app.problems.loader import Problem
+
+
+def test_healthz(client: TestClient):
+    assert client.get("/healthz").json() == {"status": "ok"}
+
+
+def test_list_problems(client: TestClient):
+    response = client.get("/api/problems")
+    assert response.status_code == 200
+    (entry,) = [p for p in response.json() if p["id"] == "multi-head-attention"]
+    assert set(entry) == {"id", "title", "difficulty", "summary"}
+    assert entry["difficulty"] == "medium"
+
+
+def test_get_problem(client: TestClient, mha: Problem):
+    body = client.get("/api/problems/multi-head-attention").json()
+    assert body["function_name"] == "multi_head_attention"
+    assert body["signature"] == (
+        "multi_head_attention(Q, K, V, W_q, W_k, W_v, W_o, num_heads) -> np.ndarray"
+    )
+    assert [r["id"] for r in body["requirements"]] == [
+        "project-qkv",
+        "split-heads",
+        "scale-scores",
+        "softmax-keys",
+        "merge-and-project",
+    ]
+    assert (
+        "$\\sqrt{d_k}$" in body["statement_markdown"] or "\\sqrt{d_k}" in body["statement_markdown"]
+    )
+    assert "def multi_head_attention" in body["starter_code"]
+    assert body["limits"] == {"cpu_seconds": 5.0, "wall_seconds": 10.0, "memory_mb": 512}
+    assert len(body["examples"]) == len(mha.examples) >= 1
+    example = body["examples"][0]
+    np.testing.assert_allclose(
+        np.array(example["output"]),
+        mha.reference(
+            *(
+                np.array(example["inputs"][p.name])
+                if p.kind == "array"
+                else example["inputs"][p.name]
+                for p in mha.spec.params
+            )
+        ),
+    )
+
+
+def test_unknown_problem_is_a_json_404(client: TestClient):
+    response = client.get("/api/problems/no-such-problem")
+    assert response.status_code == 404
+    assert response.json() == {
+        "error": {
+            "code": "problem_not_found",
+            "message": "no problem with id 'no-such-problem'",
+            "field": "problem_id",
+        }
+    }
+
+
+def test_unknown_route_is_a_json_404(client: TestClient):
+    response = client.get("/api/nothing-here")
+    assert response.status_code == 404
+    assert response.json()["error"]["code"] == "not_found"
+
+
+def _every_get_response(client: TestClient) -> list[str]:
+    """Bodies of every GET route the app declares, plus guesses at where files might leak."""
+    bodies = []
+    for path, ops in client.get("/openapi.json").json()["paths"].items():
+        if "get" in ops:
+            bodies.append(client.get(path.replace("{problem_id}", "multi-head-attention")).text)
+    for guess in (
+        "/problems/multi-head-attention/reference.py",
+        "/api/problems/multi-head-attention/reference.py",
+        "/api/problems/multi-head-attention/../multi-head-attention/reference.py",
+        "/static/../problems/multi-head-attention/reference.py",
+        "/docs",
+        "/redoc",
+    ):
+        bodies.append(client.get(guess).text)
+    return bodies
+
+
+def test_hidden_material_never_leaks(client: TestClient, mha: Problem):
+    bodies = "\n".join(_every_get_response(client))
+    reference_source = (mha.directory / "reference.py").read_text()
+    assert "scores.max(axis=-1, keepdims=True)" in reference_source
+    assert "scores.max(axis=-1, keepdims=True)" not in bodies
+    assert "hidden_cases" not in bodies
+    # No hidden case's inputs or expected output appear, in any of the ways JSON could print them.
+    for case in mha.hidden:
+        for value in (case.inputs["Q"].flat[0], case.inputs["W_o"].flat[-1], case.expected.flat[0]):
+            assert json.dumps(float(value)) not in bodies, case.name
+        assert case.name not in bodies
