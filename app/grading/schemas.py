@@ -1,0 +1,55 @@
+"""The result of grading one submission: what the API returns and the database stores."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from sandbox.verdicts import Verdict
+
+RequirementStatus = Literal["passed", "failed", "not_checked"]
+CaseStatus = Literal["passed", "failed", "error"]
+
+
+class RequirementResult(BaseModel):
+    id: str
+    title: str
+    status: RequirementStatus
+    detail: str = ""
+
+
+class Diagnosis(BaseModel):
+    code: str  # e.g. "missing-wo", "input-mutated", "unrecognized"
+    requirement: str | None  # the requirement id it breaks; None for contract checks
+    title: str
+    explanation: str
+    hint: str
+    evidence: str = ""
+
+
+class CaseReport(BaseModel):
+    name: str
+    visibility: Literal["public", "hidden"]
+    status: CaseStatus
+    message: str = ""
+    # Public cases only: where the answer is furthest from the reference.
+    max_error: float | None = None
+    max_error_index: list[int] | None = None
+    expected_shape: list[int] | None = None
+    actual_shape: list[int] | None = None
+    seconds: float = 0.0
+
+
+class GradeReport(BaseModel):
+    verdict: Verdict
+    score: float = Field(ge=0.0, le=1.0)
+    requirements: list[RequirementResult]
+    diagnoses: list[Diagnosis]
+    tests: list[CaseReport]
+    stdout: str = ""
+    stderr: str = ""
+    stdout_truncated: bool = False
+    stderr_truncated: bool = False
+    error: str | None = None  # compile error, crash reason or trimmed traceback, for the student
+    timings: dict[str, float] = {}  # seconds: "sandbox", "compare", "diagnose", "total"
