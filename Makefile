@@ -7,7 +7,14 @@ STAMP := $(VENV)/.installed
 # Debian packages the grader and its test suite use (sandbox, databases, queue, browser, docker).
 DEB_PACKAGES := bubblewrap libseccomp2 redis-server postgresql chromium debootstrap docker.io
 
-.PHONY: install run test lint deb-packages clean
+.PHONY: install run test lint deb-packages clean frontend node-packages
+
+# Browser assets: frontend/ bundled by npm + esbuild into app/web/static/dist, rebuilt when
+# missing or older than their sources. Debian's nodejs+npm are installed only when no npm is
+# on PATH (not via DEB_PACKAGES: a NodeSource nodejs provides npm and conflicts with Debian's).
+FRONTEND_STAMP := app/web/static/dist/BUILT
+FRONTEND_SRC := $(shell find frontend/src -type f 2>/dev/null) frontend/package.json frontend/package-lock.json frontend/build.mjs
+NODE_DEB_PACKAGES := nodejs npm
 
 install: $(STAMP)
 
@@ -29,16 +36,32 @@ deb-packages:
 		echo "  sudo apt-get install -y $$missing"; \
 	fi
 
-run: install
+run: install frontend
 	$(BIN)/python -m app serve
 
-test: install lint
+test: install lint frontend
 	$(BIN)/python -m pytest
 
 lint: install
 	$(BIN)/ruff check app sandbox problems tests
 	$(BIN)/ruff format --check app sandbox problems tests
 	$(BIN)/mypy
+
+frontend: $(FRONTEND_STAMP)
+
+$(FRONTEND_STAMP): $(FRONTEND_SRC)
+	@command -v npm >/dev/null 2>&1 || $(MAKE) --no-print-directory node-packages
+	cd frontend && npm ci --no-audit --no-fund --loglevel=error
+	cd frontend && npm run --silent build
+
+node-packages:
+	@if [ "$$(id -u)" = 0 ]; then \
+		echo "Installing Debian packages: $(NODE_DEB_PACKAGES)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(NODE_DEB_PACKAGES); \
+	else \
+		echo "npm is missing; the web page needs it to build. Run:"; \
+		echo "  sudo apt-get install -y $(NODE_DEB_PACKAGES)"; exit 1; \
+	fi
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -6,7 +6,9 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
+from app.auth.cli import add_token_commands
 from app.core.config import get_settings
+from app.testcases.cli import add_case_commands
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -22,6 +24,19 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _worker(args: argparse.Namespace) -> int:
+    """A scale-out grading worker: consumes jobs from Redis (Celery), grades in the sandbox."""
+    from app.problems.loader import load_problems
+    from app.worker.celery_app import run_worker
+    from app.worker.runtime import grading_context, open_database
+
+    settings = get_settings()
+    _, sessions = open_database(settings)
+    ctx = grading_context(settings, sessions, load_problems(settings.problems_dir))
+    run_worker(ctx, args.concurrency or settings.workers)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m app", description="TensorJudge grader")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -29,6 +44,15 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default=None, help="default: GRADER_HOST or 127.0.0.1")
     serve.add_argument("--port", type=int, default=None, help="default: GRADER_PORT or 8000")
     serve.set_defaults(handler=_serve)
+    worker = commands.add_parser(
+        "worker", help="grade submissions from the Redis queue (GRADER_QUEUE=celery)"
+    )
+    worker.add_argument(
+        "--concurrency", type=int, default=None, help="default: GRADER_WORKERS (cores)"
+    )
+    worker.set_defaults(handler=_worker)
+    add_token_commands(commands)
+    add_case_commands(commands)
     return parser
 
 

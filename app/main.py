@@ -8,6 +8,10 @@ from app.core.config import Settings, get_settings
 from app.core.errors import install_error_handlers
 from app.problems.loader import load_problems
 from app.problems.routes import router as problems_router
+from app.submissions.routes import router as submissions_router
+from app.submissions.setup import install_submissions
+from app.testcases.install import install_instructors
+from app.web.routes import install_web
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -24,6 +28,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.problems = load_problems(settings.problems_dir)
     install_error_handlers(app)
     app.include_router(problems_router)
+    install_web(app)
+    app.include_router(submissions_router)
+    install_submissions(app, settings)
+    install_instructors(app)
 
     @app.get("/healthz", tags=["health"])
     def healthz() -> dict[str, str]:

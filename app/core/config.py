@@ -13,6 +13,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 SandboxKind = Literal["bwrap", "docker", "process"]
+QueueKind = Literal["embedded", "celery"]
 
 
 class Settings(BaseSettings):
@@ -38,6 +39,36 @@ class Settings(BaseSettings):
         default=False,
         description="Must be true to use the 'process' sandbox, which does not isolate.",
     )
+    sandbox_python: Path | None = Field(
+        default=None,
+        description="Interpreter the bwrap/process sandbox runs; unset means the real path of "
+        "this venv's base interpreter. Its numpy comes from the grader's own environment.",
+    )
+    sandbox_host_uid_base: int = Field(
+        default=200_000,
+        ge=0,
+        description="When the grader runs as root, each bwrap run gets the host uid base+0..65535 "
+        "so RLIMIT_NPROC counts that run alone; 0 keeps the grader's uid.",
+    )
+    sandbox_cgroup: bool = Field(
+        default=True,
+        description="Put each bwrap run in its own cgroup (memory and pids limits) when the "
+        "host allows it.",
+    )
+    sandbox_cgroup_parent: Path | None = Field(
+        default=None,
+        description="cgroup v2 only: a delegated, process-free cgroup directory (memory and pids "
+        "enabled for children) to create each run's cgroup in; unset means the grader's own.",
+    )
+    docker_image: str = Field(
+        default="tensorjudge/sandbox:latest",
+        description="Image the 'docker' sandbox runs, built from sandbox/Dockerfile.",
+    )
+    docker_url: str | None = Field(
+        default=None,
+        description="Docker engine for the 'docker' sandbox, e.g. unix:///var/run/docker.sock; "
+        "unset means DOCKER_HOST or the default socket.",
+    )
 
     # Deployment-wide ceilings; a problem may ask for less, never more.
     cpu_seconds: float = Field(default=5.0, gt=0, le=120)
@@ -48,6 +79,59 @@ class Settings(BaseSettings):
     max_code_bytes: int = Field(default=64 * 1024, ge=256, le=1024 * 1024)
 
     workers: int = Field(default_factory=lambda: os.cpu_count() or 1, ge=1, le=256)
+
+    # Submissions: queue, back-pressure and rate limits (app/submissions, app/worker).
+    queue: QueueKind = Field(
+        default="embedded",
+        description="'embedded': in-process workers fed from the database; "
+        "'celery': separate `python -m app worker` processes fed through Redis.",
+    )
+    redis_url: str = Field(default="redis://127.0.0.1:6379/0", description="Celery broker.")
+    queue_max: int = Field(
+        default=1000, ge=1, description="Queued+running submissions before POST answers 503."
+    )
+    rate_limit: int = Field(
+        default=30, ge=1, description="Submissions one client may create per rate window."
+    )
+    rate_window_seconds: float = Field(default=60.0, gt=0, le=86400)
+    lease_seconds: float = Field(
+        default=60.0,
+        ge=1,
+        le=3600,
+        description="A running submission whose worker stops renewing this lease is re-queued.",
+    )
+    visibility_timeout: float = Field(
+        default=300.0,
+        ge=1,
+        description="Celery/Redis: seconds before an unacknowledged job is redelivered.",
+    )
+    sweep_seconds: float = Field(
+        default=5.0, gt=0, le=600, description="How often stale queued/running rows are re-sent."
+    )
+    poll_seconds: float = Field(
+        default=0.2, gt=0, le=10, description="How often workers, ?wait and SSE poll the database."
+    )
+    max_attempts: int = Field(
+        default=3,
+        ge=1,
+        le=20,
+        description="Gradings started per submission before it is stored as internal_error "
+        "(a grader failure or a worker dying mid-grade counts as an attempt).",
+    )
+
+    # Instructor test cases (app/testcases).
+    case_max_elements: int = Field(
+        default=1_000_000,
+        ge=1,
+        le=100_000_000,
+        description="Largest number of elements in one array of an instructor's test case.",
+    )
+    case_max_upload_bytes: int = Field(
+        default=32 * 1024 * 1024,
+        ge=1024,
+        le=1024 * 1024 * 1024,
+        description="Largest test-case request body (JSON or .npz upload), in bytes.",
+    )
 
     @model_validator(mode="after")
     def _unsafe_sandbox_needs_opt_in(self) -> Settings:

@@ -26,6 +26,9 @@ class Diagnosis(BaseModel):
     explanation: str
     hint: str
     evidence: str = ""
+    # False when the code belongs to only some of the equally good explanations (see
+    # GradeReport.alternatives): the student should check it, not take it as found.
+    certain: bool = True
 
 
 class CaseReport(BaseModel):
@@ -36,6 +39,9 @@ class CaseReport(BaseModel):
     # Public cases only: where the answer is furthest from the reference.
     max_error: float | None = None
     max_error_index: list[int] | None = None
+    # Public cases only: |actual - expected| over the last two axes (max over the leading ones),
+    # at most GRID_CELLS x GRID_CELLS, for the page's heat map.
+    error_grid: list[list[float]] | None = None
     expected_shape: list[int] | None = None
     actual_shape: list[int] | None = None
     seconds: float = 0.0
@@ -53,3 +59,6 @@ class GradeReport(BaseModel):
     stderr_truncated: bool = False
     error: str | None = None  # compile error, crash reason or trimmed traceback, for the student
     timings: dict[str, float] = {}  # seconds: "sandbox", "compare", "diagnose", "total"
+    # When several sets of fault codes explain the output equally well, each set, e.g.
+    # [["scale-dmodel"], ["no-scale"]]; empty when the diagnosis is unique.
+    alternatives: list[list[str]] = []

@@ -7,7 +7,9 @@ A problem folder holds:
 - ``starter.py``    the code the editor opens with;
 - ``reference.py``  the trusted solution: never served, never sent into a sandbox;
 - ``cases.py``      ``public_examples()``, ``hidden_cases(rng)`` and optionally
-  ``check_case(inputs, dims)`` for constraints the signature cannot express.
+  ``check_case(inputs, dims)`` for constraints the signature cannot express;
+- ``faults.toml`` and ``probes.py`` (optional, together): the error model and the probe inputs
+  that diagnose wrong answers (see ``app.problems.errormodel``).
 """
 
 from __future__ import annotations
@@ -24,6 +26,13 @@ import numpy as np
 from pydantic import ValidationError
 
 from app.problems.cases import CaseError, Inputs, TestCase, bind_dims, expected_shape
+from app.problems.errormodel import (
+    Diagnostics,
+    ErrorModelError,
+    Probe,
+    no_properties,
+    read_error_model,
+)
 from app.problems.spec import ProblemSpec
 
 REQUIRED_FILES = ("problem.toml", "statement.md", "starter.py", "reference.py", "cases.py")
@@ -52,6 +61,8 @@ class Problem:
     check_case: CaseCheck
     examples: tuple[TestCase, ...]
     hidden: tuple[TestCase, ...]
+    # None when the folder has no faults.toml: wrong answers are then graded, not diagnosed.
+    diagnostics: Diagnostics | None = None
 
     @property
     def id(self) -> str:
@@ -171,7 +182,47 @@ def load_problem(directory: Path) -> Problem:
         "hidden_cases()",
         "hidden",
     )
-    return replace(problem, examples=examples, hidden=hidden)
+    diagnostics = None
+    if (directory / "faults.toml").is_file():
+        diagnostics = _load_diagnostics(problem, reference_module, module_prefix)
+    return replace(problem, examples=examples, hidden=hidden, diagnostics=diagnostics)
+
+
+def _load_diagnostics(problem: Problem, reference_module: ModuleType, prefix: str) -> Diagnostics:
+    directory = problem.directory
+    try:
+        model = read_error_model(
+            directory / "faults.toml", problem.spec, getattr(reference_module, "FAULTS", None)
+        )
+    except ErrorModelError as exc:
+        raise ProblemLoadError(directory / "faults.toml", exc.message, exc.field) from exc
+    probes_path = directory / "probes.py"
+    if not probes_path.is_file():
+        raise ProblemLoadError(probes_path, "missing (faults.toml needs probe inputs)")
+    module = _import_file(probes_path, prefix + "_probes")
+    if not callable(getattr(module, "probes", None)):
+        raise ProblemLoadError(probes_path, "defines no function probes(rng)")
+    probes = tuple(module.probes(np.random.default_rng(problem.spec.seed)))
+    names: set[str] = set()
+    for index, probe in enumerate(probes):
+        label = f"probes()[{index}]"
+        if not isinstance(probe, Probe) or probe.purpose not in ("fault", "property"):
+            raise ProblemLoadError(probes_path, "must return Probe objects", field=label)
+        if probe.name in names:
+            raise ProblemLoadError(probes_path, f"duplicate probe name {probe.name!r}", label)
+        names.add(probe.name)
+        try:
+            problem.validate_inputs(probe.inputs)
+        except CaseError as exc:
+            raise ProblemLoadError(probes_path, str(exc), field=f"probes()[{probe.name}]") from exc
+    if not any(p.purpose == "fault" for p in probes):
+        raise ProblemLoadError(probes_path, "returned no fault probes", field="probes()")
+    return Diagnostics(
+        error_model=model,
+        probes=probes,
+        implicated=getattr(module, "implicated", no_properties),
+        faulty_reference=problem.reference,
+    )
 
 
 def load_problems(root: Path) -> dict[str, Problem]:

@@ -1,21 +1,87 @@
-"""Reference solution. Trusted code: runs only in the grader, never in a sandbox, never served."""
+"""Reference solution. Trusted code: runs only in the grader, never in a sandbox, never served.
+
+``faults`` switches on the misconceptions of the error model (``faults.toml``): each flag changes
+one step, so the grader can reproduce a wrong answer exactly and name what went wrong. The plain
+call, with no flags, is the correct solution.
+"""
 
 import numpy as np
 
+# Every flag this function understands; the loader checks faults.toml names exactly these.
+FAULTS = frozenset(
+    {
+        "weights-transposed",
+        "self-attention-only",
+        "reshape-order",
+        "reshape-order/textbook-merge",
+        "no-head-transpose",
+        "scale-dmodel",
+        "no-scale",
+        "scale-dk-not-sqrt",
+        "softmax-wrong-axis",
+        "global-softmax",
+        "unstable-softmax",
+        "no-transpose-back",
+        "missing-wo",
+        "wo-transposed",
+    }
+)
 
-def multi_head_attention(Q, K, V, W_q, W_k, W_v, W_o, num_heads):
+
+def multi_head_attention(Q, K, V, W_q, W_k, W_v, W_o, num_heads, *, faults=frozenset()):
+    unknown = set(faults) - FAULTS
+    if unknown:
+        raise ValueError(f"unknown fault flags {sorted(unknown)}")
+    has = faults.__contains__
     batch, n_q, d_model = Q.shape
     d_k = d_model // num_heads
+    wrong_order = has("reshape-order") or has("reshape-order/textbook-merge")
+
+    def project(x, W):
+        return x @ (W.T if has("weights-transposed") else W)
 
     def split(x):
+        b, n = x.shape[0], x.shape[1]
+        if wrong_order:  # (b, n, d_k, h): head i takes every h-th column
+            return x.reshape(b, n, d_k, num_heads).transpose(0, 3, 1, 2)
+        if has("no-head-transpose"):  # positions leak into heads
+            return x.reshape(b, num_heads, n, d_k)
         # (batch, n, d_model) -> (batch, n, h, d_k) -> (batch, h, n, d_k)
-        return x.reshape(x.shape[0], x.shape[1], num_heads, d_k).transpose(0, 2, 1, 3)
+        return x.reshape(b, n, num_heads, d_k).transpose(0, 2, 1, 3)
 
-    q, k, v = split(Q @ W_q), split(K @ W_k), split(V @ W_v)
-    scores = q @ k.transpose(0, 1, 3, 2) / np.sqrt(d_k)  # (batch, h, n_q, n_k)
-    scores = scores - scores.max(axis=-1, keepdims=True)
+    if has("self-attention-only"):
+        K = V = Q
+    q, k, v = split(project(Q, W_q)), split(project(K, W_k)), split(project(V, W_v))
+
+    scale = np.sqrt(d_k)
+    if has("scale-dmodel"):
+        scale = np.sqrt(d_model)
+    elif has("no-scale"):
+        scale = 1.0
+    elif has("scale-dk-not-sqrt"):
+        scale = d_k
+    scores = q @ k.transpose(0, 1, 3, 2) / scale  # (batch, h, n_q, n_k)
+
+    if has("softmax-wrong-axis") or has("global-softmax"):
+        # over queries, or over the whole score matrix
+        axis = -2 if has("softmax-wrong-axis") else (-2, -1)
+        peak = scores.max(axis=axis, keepdims=True)
+    else:
+        axis = -1  # over keys
+        peak = scores.max(axis=-1, keepdims=True)
+    if not has("unstable-softmax"):
+        scores = scores - peak
     weights = np.exp(scores)
-    weights /= weights.sum(axis=-1, keepdims=True)
+    weights /= weights.sum(axis=axis, keepdims=True)
     heads = weights @ v  # (batch, h, n_q, d_k)
-    merged = heads.transpose(0, 2, 1, 3).reshape(batch, n_q, d_model)
-    return merged @ W_o
+
+    if has("no-transpose-back"):
+        merged = heads.reshape(batch, n_q, d_model)
+    elif has("reshape-order"):  # undoes the wrong split consistently
+        merged = heads.transpose(0, 2, 3, 1).reshape(batch, n_q, d_model)
+    else:
+        merged = heads.transpose(0, 2, 1, 3).reshape(batch, n_q, d_model)
+
+    if has("missing-wo"):
+        return merged
+    return merged @ (W_o.T if has("wo-transposed") else W_o)

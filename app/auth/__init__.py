@@ -1,0 +1,1 @@
+"""API tokens for instructors and admins: stored hashed, checked by a typed dependency."""

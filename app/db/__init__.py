@@ -1,0 +1,1 @@
+"""Database access: engine and sessions from Settings, the declarative base, and migrations."""

@@ -1,0 +1,153 @@
+"""Compares a sandbox run's raw outputs with the reference's, case by case, outside the sandbox.
+
+Order of checks per case: did it run, were the inputs left alone, the shape, non-finite values,
+then ``np.allclose(actual, expected, rtol, atol)`` in float64 with the reference as the second
+argument (so the tolerance scales with the expected value, never with the submission's).
+Hidden cases' messages carry shapes and statuses only: no values, no positions, and of an
+exception only its type.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from app.grading.schemas import CaseReport
+from app.problems.cases import TestCase
+from app.problems.spec import Tolerance
+from sandbox.protocol import CaseOutcome, RunResult
+from sandbox.verdicts import Verdict
+
+_MESSAGE_CHARS = 300
+# An exception's message is text the submission chooses: on a hidden case it could spell out the
+# inputs, so only the exception's type is shown there.
+HIDDEN_MESSAGE = "(the message is shown for public examples only)"
+
+
+def _shape(shape: tuple[int, ...]) -> str:
+    return "(" + ", ".join(str(n) for n in shape) + ")"
+
+
+def error_message(outcome: CaseOutcome, hidden: bool) -> str:
+    assert outcome.error is not None
+    if hidden:
+        return f"{outcome.error.type} {HIDDEN_MESSAGE}"
+    lines = outcome.error.message.strip().splitlines()
+    text = f"{outcome.error.type}: {lines[0]}" if lines else outcome.error.type
+    return text[:_MESSAGE_CHARS]
+
+
+def hidden_traceback(traceback: str, error_type: str) -> str:
+    """The frames (the submission's own source lines) without any exception message."""
+    kept = [
+        line
+        for line in traceback.splitlines()
+        if line.startswith(" ") or line.startswith("Traceback (most recent call last)")
+    ]
+    return "\n".join([*kept, f"{error_type} {HIDDEN_MESSAGE}"])
+
+
+GRID_CELLS = 32
+
+
+def error_grid(error: np.ndarray) -> list[list[float]]:
+    """Where a public case is off: the absolute error over the output's last two axes, the worst
+    over any leading (batch) axes, cut to ``GRID_CELLS`` a side so the report stays small."""
+    grid = error.reshape(-1, *error.shape[-2:]).max(axis=0) if error.ndim > 2 else error
+    grid = np.atleast_2d(grid)[:GRID_CELLS, :GRID_CELLS]
+    return [[float(v) for v in row] for row in grid]
+
+
+def compare_case(
+    case: TestCase, outcome: CaseOutcome | None, tolerance: Tolerance, run_status: str = "ok"
+) -> CaseReport:
+    """One case's report. ``outcome`` is None when the run ended before reaching the case."""
+    assert case.expected is not None, "cases are compared only after the reference filled them"
+    expected = case.expected
+    hidden = case.visibility == "hidden"
+    report = CaseReport(
+        name=case.name,
+        visibility=case.visibility,
+        status="error",
+        expected_shape=list(expected.shape),
+    )
+    if outcome is None:
+        report.message = f"not run: the run ended early ({run_status.replace('_', ' ')})"
+        return report
+    report.seconds = outcome.seconds
+    if outcome.output is None:
+        report.message = error_message(outcome, hidden) if outcome.error else "returned nothing"
+        return report
+    actual = outcome.output
+    report.actual_shape = list(actual.shape)
+    report.status = "failed"
+    if outcome.mutated_inputs:
+        report.message = f"modified its input {', '.join(outcome.mutated_inputs)} in place"
+        return report
+    if actual.shape != expected.shape:
+        report.message = (
+            f"wrong shape: expected {_shape(expected.shape)}, got {_shape(actual.shape)}"
+        )
+        return report
+    if not (np.issubdtype(actual.dtype, np.floating) or np.issubdtype(actual.dtype, np.integer)):
+        report.message = f"output dtype {actual.dtype} is not a real number type"
+        return report
+    actual = actual.astype(np.float64)
+    finite = np.isfinite(actual)
+    if not finite.all():
+        bad = int(actual.size - np.count_nonzero(finite))
+        report.message = f"{bad} of {actual.size} output values are NaN or infinite"
+        return report
+    if not np.allclose(actual, expected, rtol=tolerance.rtol, atol=tolerance.atol):
+        if hidden:
+            report.message = "values differ from the expected output beyond the tolerance"
+        else:
+            error = np.abs(actual - expected)
+            where = np.unravel_index(int(np.argmax(error)), error.shape)
+            report.max_error = float(error[where])
+            report.max_error_index = [int(i) for i in where]
+            report.error_grid = error_grid(error)
+            report.message = (
+                f"largest error {report.max_error:.3g} at {list(report.max_error_index)}: "
+                f"got {actual[where]:.6g}, expected {expected[where]:.6g}"
+            )
+        return report
+    report.status = "passed"
+    return report
+
+
+def compare_cases(
+    cases: Sequence[TestCase], run: RunResult, tolerance: Tolerance
+) -> list[CaseReport]:
+    """Reports in case order. Hidden cases are reported as "hidden-1", "hidden-2"...: their
+    names are hidden material like their inputs."""
+    by_name = {outcome.name: outcome for outcome in run.cases}
+    reports = []
+    hidden = 0
+    for case in cases:
+        report = compare_case(case, by_name.get(case.name), tolerance, run.status)
+        if case.visibility == "hidden":
+            hidden += 1
+            report.name = f"hidden-{hidden}"
+        reports.append(report)
+    return reports
+
+
+def score(cases: Sequence[TestCase], reports: Sequence[CaseReport]) -> float:
+    """Weighted fraction of cases passed."""
+    total = sum(c.weight for c in cases)
+    passed = sum(c.weight for c, r in zip(cases, reports, strict=True) if r.status == "passed")
+    return passed / total if total > 0 else 0.0
+
+
+def verdict(run: RunResult, reports: Sequence[CaseReport]) -> Verdict:
+    """The process status decides first; otherwise a raising case is a runtime error."""
+    decided = run.verdict_if_failed
+    if decided is not None:
+        return decided
+    if any(r.status == "error" for r in reports):
+        return Verdict.RUNTIME_ERROR
+    if any(r.status == "failed" for r in reports):
+        return Verdict.WRONG_ANSWER
+    return Verdict.ACCEPTED

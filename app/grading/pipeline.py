@@ -1,0 +1,132 @@
+"""Grades one submission: one sandbox run over the cases and the probes, then comparison and
+diagnosis here, outside the sandbox. Expected outputs never enter the ``RunRequest``."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+from app.grading import explain
+from app.grading.compare import compare_cases, hidden_traceback, score, verdict
+from app.grading.diagnose import diagnose
+from app.grading.faulttable import fault_table
+from app.grading.schemas import CaseReport, Diagnosis, GradeReport
+from app.problems.cases import TestCase
+from app.problems.loader import Problem
+from sandbox.protocol import CaseArgs, Limits, RunRequest, RunResult, Sandbox
+from sandbox.verdicts import Verdict
+
+
+def build_request(problem: Problem, code: str, cases: Sequence[TestCase]) -> RunRequest:
+    probes = problem.diagnostics.probes if problem.diagnostics else ()
+    case_names = {c.name for c in cases}
+    clash = sorted(case_names & {p.name for p in probes})
+    if clash:
+        raise ValueError(f"case names {clash} are also probe names")
+    spec = problem.spec
+    return RunRequest(
+        code=code,
+        function_name=spec.function_name,
+        param_names=[p.name for p in spec.params],
+        # Graded cases first: if the run is cut short, the probes are what is lost.
+        cases=[CaseArgs(name=c.name, args=dict(c.inputs)) for c in cases]
+        + [CaseArgs(name=p.name, args=dict(p.inputs)) for p in probes],
+        limits=Limits(
+            cpu_seconds=spec.limits.cpu_seconds,
+            wall_seconds=spec.limits.wall_seconds,
+            memory_mb=spec.limits.memory_mb,
+        ),
+    )
+
+
+def grade_submission(
+    problem: Problem,
+    code: str,
+    sandbox: Sandbox,
+    *,
+    cases: Sequence[TestCase] | None = None,
+    public_only: bool = False,
+) -> GradeReport:
+    """``cases`` defaults to the public examples plus the hidden cases; ``public_only`` runs just
+    the examples (the page's "Run examples"). The probes always run along."""
+    start = time.perf_counter()
+    if cases is None:
+        cases = problem.examples if public_only else problem.examples + problem.hidden
+    run = sandbox.run(build_request(problem, code, cases))
+    ran = time.perf_counter()
+    report = grade_run(problem, cases, run)
+    report.timings = {
+        "sandbox": ran - start,
+        **report.timings,
+        "total": time.perf_counter() - start,
+    }
+    return report
+
+
+def grade_run(problem: Problem, cases: Sequence[TestCase], run: RunResult) -> GradeReport:
+    """Everything after the sandbox: compare the cases, diagnose from the probes, word it."""
+    start = time.perf_counter()
+    reports = compare_cases(cases, run, problem.spec.tolerance)
+    result = verdict(run, reports)
+    compared = time.perf_counter()
+
+    diagnostics = problem.diagnostics
+    alternatives: list[list[str]] = []
+    found: list[Diagnosis]
+    if result == Verdict.ACCEPTED and diagnostics is None:
+        requirements, found = explain.requirements_passed(problem), []
+    elif run.status != "ok" or diagnostics is None:
+        reason = "the run ended before the outputs could be checked" if run.status != "ok" else ""
+        requirements, found = explain.requirements_unchecked(problem, reason), []
+    else:
+        names = {c.name for c in cases}
+        probe_outcomes = {o.name: o for o in run.cases if o.name not in names}
+        finding = diagnose(
+            problem,
+            fault_table(problem),
+            probe_outcomes,
+            run.cases,
+            cases_failed=result != Verdict.ACCEPTED,
+        )
+        model = diagnostics.error_model
+        if result == Verdict.ACCEPTED and not finding.codes and not finding.contract:
+            requirements, found = explain.requirements_passed(problem), []
+        else:
+            requirements = explain.requirements(problem, model, finding)
+            found = explain.diagnoses(problem, model, finding)
+            if len(finding.alternatives) > 1:
+                alternatives = [sorted(a) for a in finding.alternatives]
+    done = time.perf_counter()
+
+    return GradeReport(
+        verdict=result,
+        score=score(cases, reports),
+        requirements=requirements,
+        diagnoses=found,
+        tests=reports,
+        stdout=run.stdout,
+        stderr=run.stderr,
+        stdout_truncated=run.stdout_truncated,
+        stderr_truncated=run.stderr_truncated,
+        error=_error_text(run, cases, reports),
+        timings={"compare": compared - start, "diagnose": done - compared},
+        alternatives=alternatives,
+    )
+
+
+def _error_text(run: RunResult, cases: Sequence[TestCase], reports: list[CaseReport]) -> str | None:
+    """The process's own message, else the first raising case's traceback (a hidden case's
+    without its message)."""
+    if run.status != "ok":
+        return run.message or run.status.replace("_", " ")
+    outcomes = {o.name: o for o in run.cases}
+    for case, report in zip(cases, reports, strict=True):
+        outcome = outcomes.get(case.name)
+        if report.status != "error" or outcome is None or outcome.error is None:
+            continue
+        if case.visibility == "hidden":
+            return "In a hidden case:\n" + hidden_traceback(
+                outcome.error.traceback, outcome.error.type
+            )
+        return outcome.error.traceback or f"{outcome.error.type}: {outcome.error.message}"
+    return None

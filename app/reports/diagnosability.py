@@ -1,0 +1,245 @@
+"""Which fault combinations the current test set and the probes can tell apart.
+
+Every combination of the error model's faults (up to ``max_faults``, each with each of its
+variants) is run through the faulty reference on every graded case and every fault probe. Then:
+
+- a combination is *caught* by a case when its output fails that case (the grader's own
+  tolerance); one caught by no case passes every test although it is wrong (``missed``);
+- two combinations are *confusable* on a set of inputs when their outputs agree within the
+  tolerance on all of them. ``confusable_by_cases`` uses the graded cases alone (what failing
+  tests reveal), ``confusable_with_probes`` the cases plus the probes (what the diagnosis sees).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from app.grading.faulttable import Combo, enumerate_combos
+from app.problems.cases import Inputs, TestCase
+from app.problems.loader import Problem
+
+CORRECT_LABEL = "(correct)"
+
+
+class FaultRow(BaseModel):
+    code: str
+    requirement: str
+    title: str
+    caught_by: int = Field(description="How many graded cases this fault alone fails.")
+    caught: bool
+    told_apart_by_cases: bool = Field(
+        description="No other combination gives the same outputs on the graded cases."
+    )
+    told_apart_with_probes: bool = Field(
+        description="No other combination gives the same outputs on the cases and probes."
+    )
+
+
+class PairCounts(BaseModel):
+    total: int = Field(description="Pairs of different combinations (correct one included).")
+    told_apart_by_cases: int
+    told_apart_with_probes: int
+
+
+class DiagnosabilityReport(BaseModel):
+    problem_id: str
+    test_set_version: int
+    max_faults: int
+    cases: int
+    fault_probes: int
+    combinations: int = Field(description="Fault combinations checked (the correct one excluded).")
+    faults: list[FaultRow]
+    pairs: PairCounts
+    missed: list[str] = Field(
+        description="Combinations (faults joined by ' + ') that pass every graded case."
+    )
+    confusable_by_cases: list[list[str]] = Field(
+        description="Groups of combinations the graded cases cannot tell apart."
+    )
+    confusable_with_probes: list[list[str]] = Field(
+        description="Groups the grader's diagnosis cannot tell apart, even with its probes."
+    )
+
+
+def label(codes: frozenset[str]) -> str:
+    return " + ".join(sorted(codes)) if codes else CORRECT_LABEL
+
+
+@dataclass
+class _Outputs:
+    values: np.ndarray  # (rows, size), non-finite replaced by 0
+    finite: np.ndarray  # (rows, size)
+
+
+def _run(
+    problem: Problem, combos: Sequence[Combo], inputs: Sequence[Inputs]
+) -> tuple[_Outputs, list[list[np.ndarray]]]:
+    diagnostics = problem.diagnostics
+    assert diagnostics is not None
+    names = [p.name for p in problem.spec.params]
+    rows: list[list[np.ndarray]] = []
+    with np.errstate(all="ignore"):
+        for combo in combos:
+            row = []
+            for case_inputs in inputs:
+                args = [
+                    v.copy() if isinstance(v, np.ndarray) else v
+                    for v in (case_inputs[n] for n in names)
+                ]
+                out = diagnostics.faulty_reference(*args, faults=combo.flags)
+                row.append(np.asarray(out, dtype=np.float64).ravel())
+            rows.append(row)
+    flat = np.stack([np.concatenate(r) if r else np.zeros(0) for r in rows])
+    finite = np.isfinite(flat)
+    return _Outputs(np.where(finite, flat, 0.0), finite), rows
+
+
+def _equal_pairs(out: _Outputs, rtol: float, atol: float) -> np.ndarray:
+    """(rows, rows) bool: outputs agree within the tolerance, non-finite in the same places."""
+    n = out.values.shape[0]
+    same = np.eye(n, dtype=bool)
+    for i in range(n - 1):
+        a, fa = out.values[i], out.finite[i]
+        b, fb = out.values[i + 1 :], out.finite[i + 1 :]
+        close = np.abs(b - a) <= atol + rtol * np.maximum(np.abs(a), np.abs(b))
+        same[i, i + 1 :] = ((fb == fa) & close).all(axis=1)
+    return same | same.T
+
+
+def _groups(combos: Sequence[Combo], same: np.ndarray) -> list[list[str]]:
+    """Union of code sets whose variants agree; only groups with several code sets."""
+    parent = {c.codes: c.codes for c in combos}
+
+    def find(x: frozenset[str]) -> frozenset[str]:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    rows, cols = np.nonzero(np.triu(same, 1))
+    for i, j in zip(rows.tolist(), cols.tolist(), strict=True):
+        a, b = find(combos[i].codes), find(combos[j].codes)
+        if a != b:
+            parent[b] = a
+    groups: dict[frozenset[str], set[frozenset[str]]] = {}
+    for codes in parent:
+        groups.setdefault(find(codes), set()).add(codes)
+    out = [
+        sorted((label(c) for c in members), key=lambda s: (s.count("+"), s))
+        for members in groups.values()
+        if len(members) > 1
+    ]
+    return sorted(out, key=lambda g: (len(g[0].split(" + ")), g))
+
+
+def _pair_count(combos: Sequence[Combo], same: np.ndarray) -> int:
+    """Pairs of distinct code sets that some of their variants make agree."""
+    confused: set[tuple[frozenset[str], frozenset[str]]] = set()
+    rows, cols = np.nonzero(np.triu(same, 1))
+    for i, j in zip(rows.tolist(), cols.tolist(), strict=True):
+        a, b = combos[i].codes, combos[j].codes
+        if a != b:
+            confused.add((a, b) if sorted(a) < sorted(b) else (b, a))
+    return len(confused)
+
+
+def build_report(
+    problem: Problem, version: int, cases: Sequence[TestCase], max_faults: int
+) -> DiagnosabilityReport:
+    diagnostics = problem.diagnostics
+    if diagnostics is None:
+        raise ValueError(f"problem {problem.id} has no error model (faults.toml)")
+    model = diagnostics.error_model
+    combos = [c for c in enumerate_combos(diagnostics) if c.size <= max_faults]
+    probes = [p for p in diagnostics.probes if p.purpose == "fault"]
+    tol = problem.spec.tolerance
+
+    by_cases, per_case = _run(problem, combos, [c.inputs for c in cases])
+    by_probes, _ = _run(problem, combos, [p.inputs for p in probes])
+    with_probes = _Outputs(
+        np.concatenate([by_cases.values, by_probes.values], axis=1),
+        np.concatenate([by_cases.finite, by_probes.finite], axis=1),
+    )
+    same_cases = _equal_pairs(by_cases, tol.rtol, tol.atol)
+    same_all = _equal_pairs(with_probes, tol.rtol, tol.atol)
+
+    fails = np.zeros((len(combos), len(cases)), dtype=bool)
+    for j, case in enumerate(cases):
+        assert case.expected is not None
+        want = case.expected.ravel()
+        for i in range(len(combos)):
+            got = per_case[i][j]
+            fails[i, j] = got.shape != want.shape or not (
+                np.all(np.isfinite(got)) and np.allclose(got, want, rtol=tol.rtol, atol=tol.atol)
+            )
+
+    def told_apart(same: np.ndarray, codes: frozenset[str]) -> bool:
+        mine = [i for i, c in enumerate(combos) if c.codes == codes]
+        others = [i for i, c in enumerate(combos) if c.codes != codes]
+        return not same[np.ix_(mine, others)].any()
+
+    faults = []
+    for code, spec in model.faults.items():
+        single = frozenset({code})
+        rows = [i for i, c in enumerate(combos) if c.codes == single]
+        caught_by = int(fails[rows].any(axis=0).sum())
+        faults.append(
+            FaultRow(
+                code=code,
+                requirement=spec.requirement,
+                title=spec.title,
+                caught_by=caught_by,
+                caught=caught_by > 0,
+                told_apart_by_cases=told_apart(same_cases, single),
+                told_apart_with_probes=told_apart(same_all, single),
+            )
+        )
+    missed = sorted(
+        {label(c.codes) for i, c in enumerate(combos) if c.codes and not fails[i].any()},
+        key=lambda s: (s.count("+"), s),
+    )
+    code_sets = {c.codes for c in combos}
+    total = len(code_sets) * (len(code_sets) - 1) // 2
+    return DiagnosabilityReport(
+        problem_id=problem.id,
+        test_set_version=version,
+        max_faults=max_faults,
+        cases=len(cases),
+        fault_probes=len(probes),
+        combinations=len(code_sets) - 1,
+        faults=faults,
+        pairs=PairCounts(
+            total=total,
+            told_apart_by_cases=total - _pair_count(combos, same_cases),
+            told_apart_with_probes=total - _pair_count(combos, same_all),
+        ),
+        missed=missed,
+        confusable_by_cases=_groups(combos, same_cases),
+        confusable_with_probes=_groups(combos, same_all),
+    )
+
+
+_cache: dict[tuple[str, int, int], tuple[Problem, DiagnosabilityReport]] = {}
+_lock = threading.Lock()
+
+
+def cached_report(
+    problem: Problem, version: int, cases: Sequence[TestCase], max_faults: int
+) -> DiagnosabilityReport:
+    """A version's cases never change, so its report is computed once per process."""
+    key = (problem.id, version, max_faults)
+    with _lock:
+        hit = _cache.get(key)
+    if hit is not None and hit[0] is problem:
+        return hit[1]
+    report = build_report(problem, version, cases, max_faults)
+    with _lock:
+        if len(_cache) > 32:
+            _cache.pop(next(iter(_cache)))
+        _cache[key] = (problem, report)
+    return report

@@ -1,0 +1,100 @@
+"""Tables of the submissions feature.
+
+``submissions`` holds the current state of each submission and its latest result. A worker owns
+a running row through ``lease_token``; results are only written by the holder of the current
+token, so a job that is redelivered, or a worker that lost its lease, can never write twice.
+``gradings`` keeps one row per finished grading run (unique per ``(submission_id, run)``):
+``run`` is bumped by a regrade, and the database itself refuses a second result for a run.
+``submission_events`` is the append-only log that the SSE endpoint streams, across processes.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import (
+    BigInteger,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import Mapped, mapped_column
+
+from app.db.base import Base, UTCDateTime, utcnow
+
+# SQLite only auto-increments an INTEGER PRIMARY KEY.
+AutoId = BigInteger().with_variant(Integer(), "sqlite")
+
+
+class Submission(Base):
+    __tablename__ = "submissions"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    problem_id: Mapped[str] = mapped_column(String(128), index=True)
+    mode: Mapped[str] = mapped_column(String(16), default="submit")  # submit | examples
+    code: Mapped[str] = mapped_column(Text)
+    code_sha256: Mapped[str] = mapped_column(String(64))
+    # Who submitted: "ip:<address>" today; issue 6's tokens give "token:<id>".
+    client: Mapped[str] = mapped_column(String(200))
+    idempotency_key: Mapped[str | None] = mapped_column(String(255), default=None)
+    request_sha256: Mapped[str] = mapped_column(String(64))
+
+    status: Mapped[str] = mapped_column(String(16), default="queued")  # queued|running|done
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    run: Mapped[int] = mapped_column(Integer, default=1)
+    lease_token: Mapped[str | None] = mapped_column(String(36), default=None)
+    lease_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
+    worker: Mapped[str | None] = mapped_column(String(200), default=None)
+    # Last time a job for this row was handed to the broker (celery mode); NULL: not yet.
+    enqueued_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
+
+    test_set_version: Mapped[int | None] = mapped_column(Integer, default=None)
+    verdict: Mapped[str | None] = mapped_column(String(32), default=None)
+    score: Mapped[float | None] = mapped_column(Float, default=None)
+    report: Mapped[str | None] = mapped_column(Text, default=None)  # GradeReport JSON
+
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    started_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
+
+    __table_args__ = (
+        UniqueConstraint("client", "idempotency_key", name="uq_submissions_client_idem"),
+        Index("ix_submissions_status_created", "status", "created_at"),
+        Index("ix_submissions_client_created", "client", "created_at"),
+    )
+
+
+class Grading(Base):
+    __tablename__ = "gradings"
+
+    id: Mapped[int] = mapped_column(AutoId, primary_key=True, autoincrement=True)
+    submission_id: Mapped[str] = mapped_column(
+        ForeignKey("submissions.id", ondelete="CASCADE"), index=True
+    )
+    run: Mapped[int] = mapped_column(Integer)
+    attempt: Mapped[int] = mapped_column(Integer)
+    test_set_version: Mapped[int | None] = mapped_column(Integer, default=None)
+    verdict: Mapped[str] = mapped_column(String(32))
+    score: Mapped[float] = mapped_column(Float)
+    report: Mapped[str] = mapped_column(Text)
+    worker: Mapped[str | None] = mapped_column(String(200), default=None)
+    started_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
+    finished_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+    __table_args__ = (UniqueConstraint("submission_id", "run", name="uq_gradings_submission_run"),)
+
+
+class SubmissionEvent(Base):
+    __tablename__ = "submission_events"
+
+    id: Mapped[int] = mapped_column(AutoId, primary_key=True, autoincrement=True)
+    submission_id: Mapped[str] = mapped_column(
+        ForeignKey("submissions.id", ondelete="CASCADE"), index=True
+    )
+    kind: Mapped[str] = mapped_column(String(16))  # status | phase | result
+    data: Mapped[str] = mapped_column(Text)  # JSON object
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)

@@ -1,0 +1,223 @@
+"""Submissions API: create (async, with optional wait), read, and follow by server-sent events."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Header, Query, Request, Response
+from fastapi.responses import StreamingResponse
+from pydantic import ValidationError
+from starlette.concurrency import run_in_threadpool
+
+from app.core.deps import ProblemDep
+from app.core.errors import ApiError, ErrorResponse
+from app.submissions.repository import SubmissionRepository
+from app.submissions.schemas import SubmissionCreate, SubmissionOut, submission_out
+from app.submissions.service import SubmissionService
+
+router = APIRouter(tags=["submissions"])
+
+MAX_WAIT_SECONDS = 30.0
+SSE_KEEPALIVE_SECONDS = 15.0
+# The JSON body may escape every byte of the code as \uXXXX: six characters per byte.
+BODY_SLACK = 6
+
+
+def get_service(request: Request) -> SubmissionService:
+    service: SubmissionService = request.app.state.submissions
+    return service
+
+
+ServiceDep = Annotated[SubmissionService, Depends(get_service)]
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorResponse, "description": text}
+    for code, text in {
+        400: "Body is not UTF-8 or not JSON",
+        404: "Unknown problem",
+        409: "Idempotency-Key reused with a different body",
+        413: "Code over the size limit",
+        422: "Invalid body (empty code, unknown field...)",
+        429: "Rate limited (Retry-After)",
+        503: "Queue full (Retry-After)",
+    }.items()
+}
+
+
+def client_of(request: Request) -> str:
+    # Issue 6's tokens will identify authenticated clients; until then, the address does.
+    return f"ip:{request.client.host if request.client else 'unknown'}"
+
+
+async def _parse_body(request: Request, max_code_bytes: int) -> SubmissionCreate:
+    raw = await request.body()
+    if len(raw) > max_code_bytes * BODY_SLACK + 4096:
+        raise ApiError(413, "code_too_large", f"the limit is {max_code_bytes} bytes", "code")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ApiError(
+            400, "invalid_encoding", f"the body is not UTF-8 (byte {exc.start})"
+        ) from None
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        raise ApiError(400, "invalid_json", "the body is not JSON") from None
+    try:
+        return SubmissionCreate.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"]) or None
+        raise ApiError(422, "invalid_request", first["msg"], field) from None
+
+
+def _location(submission_id: str) -> str:
+    return f"/api/submissions/{submission_id}"
+
+
+@router.post(
+    "/api/problems/{problem_id}/submissions",
+    status_code=202,
+    response_model=SubmissionOut,
+    responses={200: {"model": SubmissionOut, "description": "Finished within ?wait"}, **_ERRORS},
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {
+                "application/json": {"schema": SubmissionCreate.model_json_schema()},
+            },
+        }
+    },
+)
+async def create_submission(
+    request: Request,
+    response: Response,
+    problem: ProblemDep,
+    service: ServiceDep,
+    wait: Annotated[
+        float,
+        Query(ge=0, le=MAX_WAIT_SECONDS, description="Seconds to wait for the result (0-30)."),
+    ] = 0,
+    idempotency_key: Annotated[
+        str | None,
+        Header(
+            alias="Idempotency-Key",
+            min_length=1,
+            max_length=255,
+            pattern=r"^[\x21-\x7e]+$",
+            description="Same key and same body: the same submission is returned.",
+        ),
+    ] = None,
+) -> SubmissionOut:
+    """Queue code for grading. 202 with the queued submission and a ``Location``; with
+    ``?wait=N``, 200 and the result if grading finishes within N seconds."""
+    body = await _parse_body(request, service.settings.max_code_bytes)
+    accepted = await run_in_threadpool(
+        service.create,
+        problem.id,
+        body,
+        client=client_of(request),
+        idempotency_key=idempotency_key,
+    )
+    submission = accepted.submission
+    response.headers["Location"] = _location(submission.id)
+    if accepted.replayed:
+        response.headers["Idempotent-Replayed"] = "true"
+    if submission.status != "done" and wait > 0:
+        submission = await _wait_done(service, submission.id, wait) or submission
+    if submission.status == "done":
+        response.status_code = 200
+    return submission_out(submission)
+
+
+async def _wait_done(service: SubmissionService, submission_id: str, seconds: float) -> Any:
+    deadline = time.monotonic() + seconds
+    while True:
+        done = await run_in_threadpool(service.is_done, submission_id)
+        if done is not None:
+            return done
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return None
+        await asyncio.sleep(min(service.settings.poll_seconds, remaining))
+
+
+@router.get(
+    "/api/submissions/{submission_id}",
+    response_model=SubmissionOut,
+    responses={404: {"model": ErrorResponse, "description": "Unknown submission"}},
+)
+async def get_submission(submission_id: str, service: ServiceDep) -> SubmissionOut:
+    submission = await run_in_threadpool(service.get, submission_id)
+    if submission is None:
+        raise _not_found(submission_id)
+    return submission_out(submission)
+
+
+def _not_found(submission_id: str) -> ApiError:
+    return ApiError(
+        404, "submission_not_found", f"no submission with id {submission_id!r}", "submission_id"
+    )
+
+
+@router.get(
+    "/api/submissions/{submission_id}/events",
+    response_class=StreamingResponse,
+    responses={
+        200: {
+            "content": {"text/event-stream": {}},
+            "description": "Events `status` (queued, running, done), `phase` (a grading phase "
+            "finished, with its seconds), then `result` (the submission, as GET returns it).",
+        },
+        404: {"model": ErrorResponse, "description": "Unknown submission"},
+    },
+)
+async def submission_events(
+    submission_id: str,
+    service: ServiceDep,
+    last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
+) -> StreamingResponse:
+    """Server-sent events read from the database, so they work whichever process grades."""
+    if await run_in_threadpool(service.get, submission_id) is None:
+        raise _not_found(submission_id)
+    after = int(last_event_id) if last_event_id and last_event_id.isdigit() else 0
+    return StreamingResponse(
+        _event_stream(service, submission_id, after),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )
+
+
+async def _event_stream(
+    service: SubmissionService, submission_id: str, after: int
+) -> AsyncIterator[str]:
+    last_sent = time.monotonic()
+    while True:
+        batch = await run_in_threadpool(_events_after, service, submission_id, after)
+        for event_id, kind, data in batch:
+            after = event_id
+            if kind == "result":
+                row = await run_in_threadpool(service.get, submission_id)
+                if row is None or json.loads(data).get("run", row.run) != row.run:
+                    continue  # the result of a run that a regrade has since replaced
+                data = submission_out(row).model_dump_json()
+            yield f"id: {event_id}\nevent: {kind}\ndata: {data}\n\n"
+            last_sent = time.monotonic()
+            if kind == "result":
+                return
+        if time.monotonic() - last_sent > SSE_KEEPALIVE_SECONDS:
+            yield ": keep-alive\n\n"
+            last_sent = time.monotonic()
+        await asyncio.sleep(service.settings.poll_seconds)
+
+
+def _events_after(
+    service: SubmissionService, submission_id: str, after: int
+) -> list[tuple[int, str, str]]:
+    with service.sessions() as session:
+        events = SubmissionRepository(session).events_after(submission_id, after)
+        return [(e.id, e.kind, e.data) for e in events]

@@ -1,0 +1,63 @@
+"""What the submissions API accepts and returns."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.grading.schemas import CaseReport, Diagnosis, GradeReport, RequirementResult
+from app.submissions.models import Submission
+from sandbox.verdicts import Verdict
+
+Status = Literal["queued", "running", "done"]
+Mode = Literal["submit", "examples"]
+
+
+class SubmissionCreate(BaseModel):
+    """``mode="examples"`` grades against the public examples only (the page's "Run examples")."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    code: str = Field(description="Python source defining the problem's entry point.")
+    mode: Mode = "submit"
+
+
+class SubmissionOut(GradeReport):
+    """A submission and, once ``status`` is ``done``, every field of its grade report (a
+    subclass, so fields the grader adds to ``GradeReport`` appear here too)."""
+
+    id: str
+    problem_id: str
+    mode: Mode
+    status: Status
+    verdict: Verdict | None = None  # type: ignore[assignment]
+    score: float | None = Field(default=None, ge=0.0, le=1.0)  # type: ignore[assignment]
+    requirements: list[RequirementResult] = Field(default_factory=list)
+    diagnoses: list[Diagnosis] = Field(default_factory=list)
+    tests: list[CaseReport] = Field(default_factory=list)
+    test_set_version: int | None = Field(
+        default=None, description="The hidden test-set version it was graded on."
+    )
+    attempts: int = Field(description="How many times a worker started grading it.")
+    created_at: datetime
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+
+
+def submission_out(row: Submission) -> SubmissionOut:
+    fields: dict[str, object] = {
+        "id": row.id,
+        "problem_id": row.problem_id,
+        "mode": row.mode,
+        "status": row.status,
+        "test_set_version": row.test_set_version,
+        "attempts": row.attempts,
+        "created_at": row.created_at,
+        "started_at": row.started_at,
+        "finished_at": row.finished_at,
+    }
+    if row.report is not None:
+        fields |= GradeReport.model_validate_json(row.report).model_dump()
+    return SubmissionOut.model_validate(fields)

@@ -1,0 +1,161 @@
+"""Accepting a submission: validation, idempotency, rate limit, back-pressure, then commit and
+dispatch, in that order. The row is committed before any worker or broker hears about it."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import math
+import uuid
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Protocol
+
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.core.config import Settings
+from app.core.errors import ApiError
+from app.db.base import utcnow
+from app.submissions.models import Submission
+from app.submissions.repository import DONE, QUEUED, SubmissionRepository
+from app.submissions.schemas import SubmissionCreate
+
+log = logging.getLogger(__name__)
+
+QUEUE_FULL_RETRY_AFTER_SECONDS = 5
+
+
+class Dispatcher(Protocol):
+    """Tells the graders that a committed submission is waiting."""
+
+    def dispatch(self, submission_id: str) -> None: ...
+
+
+@dataclass(frozen=True)
+class Accepted:
+    submission: Submission
+    replayed: bool  # an Idempotency-Key retry: the submission already existed
+
+
+def check_code(code: str, max_bytes: int) -> None:
+    try:
+        size = len(code.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise ApiError(
+            422, "invalid_code", "code is not valid UTF-8 (lone surrogate escape)", "code"
+        ) from None
+    if size > max_bytes:
+        raise ApiError(
+            413, "code_too_large", f"code is {size} bytes; the limit is {max_bytes}", "code"
+        )
+    if not code.strip():
+        raise ApiError(422, "empty_code", "code is empty", "code")
+    if "\x00" in code:
+        raise ApiError(422, "invalid_code", "code contains a NUL character", "code")
+
+
+def request_digest(problem_id: str, body: SubmissionCreate) -> str:
+    payload = "\x00".join((problem_id, body.mode, body.code)).encode("utf-8")
+    return hashlib.sha256(payload).hexdigest()
+
+
+class SubmissionService:
+    def __init__(
+        self, settings: Settings, sessions: sessionmaker[Session], dispatcher: Dispatcher
+    ) -> None:
+        self.settings = settings
+        self.sessions = sessions
+        self.dispatcher = dispatcher
+
+    def get(self, submission_id: str) -> Submission | None:
+        with self.sessions() as session:
+            return SubmissionRepository(session).get(submission_id)
+
+    def is_done(self, submission_id: str) -> Submission | None:
+        submission = self.get(submission_id)
+        return submission if submission is not None and submission.status == DONE else None
+
+    def create(
+        self,
+        problem_id: str,
+        body: SubmissionCreate,
+        *,
+        client: str,
+        idempotency_key: str | None,
+    ) -> Accepted:
+        check_code(body.code, self.settings.max_code_bytes)
+        digest = request_digest(problem_id, body)
+        with self.sessions() as session:
+            repo = SubmissionRepository(session)
+            if idempotency_key is not None:
+                existing = repo.find_by_idempotency_key(client, idempotency_key)
+                if existing is not None:
+                    return Accepted(_same_request(existing, digest), replayed=True)
+            self._check_rate(repo, client)
+            if repo.count_active() >= self.settings.queue_max:
+                raise ApiError(
+                    503,
+                    "queue_full",
+                    "too many submissions are waiting; retry later",
+                    headers={"Retry-After": str(QUEUE_FULL_RETRY_AFTER_SECONDS)},
+                )
+            submission = Submission(
+                id=str(uuid.uuid4()),
+                problem_id=problem_id,
+                mode=body.mode,
+                code=body.code,
+                code_sha256=hashlib.sha256(body.code.encode("utf-8")).hexdigest(),
+                client=client,
+                idempotency_key=idempotency_key,
+                request_sha256=digest,
+                status=QUEUED,
+                attempts=0,
+                run=1,
+                created_at=utcnow(),
+            )
+            try:
+                repo.add(submission)
+                session.commit()
+            except IntegrityError:
+                # A concurrent retry with the same key won the insert: answer with its row.
+                session.rollback()
+                if idempotency_key is None:
+                    raise
+                existing = repo.find_by_idempotency_key(client, idempotency_key)
+                if existing is None:
+                    raise
+                return Accepted(_same_request(existing, digest), replayed=True)
+        try:
+            self.dispatcher.dispatch(submission.id)
+        except Exception:
+            # The row is committed; the sweeper (celery) or the pool's polling (embedded)
+            # still finds it, so the client gets its 202 either way.
+            log.exception("could not dispatch submission %s; it stays queued", submission.id)
+        return Accepted(submission, replayed=False)
+
+    def _check_rate(self, repo: SubmissionRepository, client: str) -> None:
+        window = timedelta(seconds=self.settings.rate_window_seconds)
+        now = utcnow()
+        count, oldest = repo.recent_by_client(client, now - window)
+        if count < self.settings.rate_limit:
+            return
+        wait = (oldest + window - now).total_seconds() if oldest is not None else 1.0
+        raise ApiError(
+            429,
+            "rate_limited",
+            f"at most {self.settings.rate_limit} submissions per "
+            f"{self.settings.rate_window_seconds:g} s; retry later",
+            headers={"Retry-After": str(max(1, math.ceil(wait)))},
+        )
+
+
+def _same_request(existing: Submission, digest: str) -> Submission:
+    if existing.request_sha256 != digest:
+        raise ApiError(
+            409,
+            "idempotency_key_reused",
+            "this Idempotency-Key was already used for a different request",
+            "Idempotency-Key",
+        )
+    return existing

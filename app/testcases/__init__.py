@@ -1,0 +1,1 @@
+"""Instructor test cases: validated, stored in the database, versioned per problem."""

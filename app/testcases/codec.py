@@ -1,0 +1,98 @@
+"""Arrays in and out of bytes without pickle: ``.npy`` for one array, ``.npz`` for a case.
+
+Uploaded ``.npz`` files are untrusted: each member's header (dtype and shape) is read and
+checked against the size cap before its data is decompressed, so a small zip cannot expand into
+gigabytes, and object arrays are refused (``allow_pickle=False``).
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import zipfile
+
+import numpy as np
+
+from app.problems.cases import CaseError, InputValue
+
+MAX_MEMBERS = 64
+
+
+def to_npy(array: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    np.save(buffer, np.ascontiguousarray(array), allow_pickle=False)
+    return buffer.getvalue()
+
+
+def from_npy(data: bytes) -> np.ndarray:
+    array = np.load(io.BytesIO(data), allow_pickle=False)
+    assert isinstance(array, np.ndarray)
+    return array
+
+
+def to_npz(values: dict[str, InputValue]) -> bytes:
+    """Integers are stored as 0-d int64 arrays and come back as ``int``."""
+    buffer = io.BytesIO()
+    arrays = {k: np.asarray(v) for k, v in values.items()}
+    np.savez(buffer, allow_pickle=False, **arrays)
+    return buffer.getvalue()
+
+
+def from_npz(data: bytes) -> dict[str, InputValue]:
+    """Our own stored bytes (trusted shape, still never unpickled)."""
+    out: dict[str, InputValue] = {}
+    with np.load(io.BytesIO(data), allow_pickle=False) as archive:
+        for key in archive.files:
+            value = archive[key]
+            out[key] = int(value) if value.ndim == 0 and value.dtype.kind in "iu" else value
+    return out
+
+
+def read_upload(data: bytes, max_elements: int) -> dict[str, np.ndarray]:
+    """Every array of an uploaded ``.npz``, by name. Raises ``CaseError`` naming the member as
+    ``inputs.<name>`` or ``expected`` (``file`` when the archive itself is unreadable)."""
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+    except (zipfile.BadZipFile, OSError, ValueError):
+        raise CaseError("file", "is not an .npz archive (a zip of .npy files)") from None
+    with archive:
+        members = archive.infolist()
+        if len(members) > MAX_MEMBERS:
+            raise CaseError("file", f"holds {len(members)} members; at most {MAX_MEMBERS}")
+        out: dict[str, np.ndarray] = {}
+        for member in members:
+            if not member.filename.endswith(".npy") or "/" in member.filename:
+                raise CaseError("file", f"member {member.filename!r} is not a top-level .npy")
+            key = member.filename[: -len(".npy")]
+            field = key if key == "expected" else f"inputs.{key}"
+            out[key] = _read_member(archive, member, field, max_elements)
+        return out
+
+
+def _read_member(
+    archive: zipfile.ZipFile, member: zipfile.ZipInfo, key: str, max_elements: int
+) -> np.ndarray:
+    try:
+        with archive.open(member) as stream:
+            version = np.lib.format.read_magic(stream)
+            if version == (1, 0):
+                shape, _, dtype = np.lib.format.read_array_header_1_0(stream)
+            elif version == (2, 0):
+                shape, _, dtype = np.lib.format.read_array_header_2_0(stream)
+            else:
+                raise CaseError(key, f"unsupported .npy format version {version}")
+    except CaseError:
+        raise
+    except Exception as exc:  # a corrupt header: name the member, never crash
+        raise CaseError(key, f"is not a readable .npy array: {exc}") from None
+    if dtype.hasobject:
+        raise CaseError(key, "holds Python objects; only numeric arrays are accepted")
+    size = math.prod(shape)
+    if size > max_elements:
+        raise CaseError(key, f"has {size} elements; the limit is {max_elements}")
+    try:
+        with archive.open(member) as stream:
+            array = np.lib.format.read_array(stream, allow_pickle=False)
+    except Exception as exc:
+        raise CaseError(key, f"is not a readable .npy array: {exc}") from None
+    return np.asarray(array)

@@ -1,0 +1,48 @@
+"""The test set a submission is graded on: the problem folder's cases plus the stored ones.
+
+Called by the grader (``app.worker.grader``) for every graded submission. Decoded sets are kept
+per (problem, version) in the process, so a worker reads one small row per grading and decodes
+arrays only when the set changed.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.problems.cases import TestCase
+from app.problems.loader import Problem
+from app.testcases.repository import CaseRepository
+from app.testcases.service import to_test_case
+
+_CACHE_SIZE = 32
+_cache: dict[tuple[str, int], tuple[Problem, tuple[TestCase, ...]]] = {}
+_lock = threading.Lock()
+
+
+def cases_at(session: Session, problem: Problem, version: int) -> tuple[TestCase, ...]:
+    """Exactly the cases of ``version``: stored rows remember when they were added and removed."""
+    key = (problem.id, version)
+    with _lock:
+        cached = _cache.get(key)
+    if cached is not None and cached[0] is problem:
+        return cached[1]
+    stored = tuple(
+        to_test_case(row) for row in CaseRepository(session).at_version(problem.id, version)
+    )
+    cases = problem.examples + problem.hidden + stored
+    with _lock:
+        if len(_cache) >= _CACHE_SIZE:
+            _cache.pop(next(iter(_cache)))
+        _cache[key] = (problem, cases)
+    return cases
+
+
+def grading_set(
+    sessions: sessionmaker[Session], problem: Problem
+) -> tuple[int, tuple[TestCase, ...]]:
+    """(current version, its cases)."""
+    with sessions() as session:
+        version = CaseRepository(session).version(problem.id)
+        return version, cases_at(session, problem, version)

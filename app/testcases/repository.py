@@ -1,0 +1,102 @@
+"""Every SQL statement on test cases and test-set versions (the caller commits)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy import or_, select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.orm import Session
+
+from app.db.base import utcnow
+from app.testcases.models import ProblemTestSet, StoredCase
+
+# The problem folder's own cases are version 1 (app.worker.grader uses the same number).
+BUILTIN_TEST_SET_VERSION = 1
+
+
+class CaseRepository:
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    # -- versions ------------------------------------------------------------------------------
+
+    def version(self, problem_id: str) -> int:
+        stmt = select(ProblemTestSet.version).where(ProblemTestSet.problem_id == problem_id)
+        found = self.session.scalar(stmt)
+        return BUILTIN_TEST_SET_VERSION if found is None else int(found)
+
+    def bump_version(self, problem_id: str) -> int:
+        """The next version, taken in this transaction: the UPDATE's row lock (PostgreSQL) or
+        the write lock (SQLite) orders concurrent changes, so no two get the same number."""
+        dialect = self.session.get_bind().dialect.name
+        insert = pg_insert if dialect == "postgresql" else sqlite_insert
+        self.session.execute(
+            insert(ProblemTestSet)
+            .values(problem_id=problem_id, version=BUILTIN_TEST_SET_VERSION, updated_at=utcnow())
+            .on_conflict_do_nothing(index_elements=["problem_id"])
+        )
+        stmt = (
+            update(ProblemTestSet)
+            .where(ProblemTestSet.problem_id == problem_id)
+            .values(version=ProblemTestSet.version + 1, updated_at=utcnow())
+            .returning(ProblemTestSet.version)
+            .execution_options(synchronize_session=False)
+        )
+        return int(self.session.execute(stmt).scalar_one())
+
+    # -- cases ---------------------------------------------------------------------------------
+
+    def live(self, problem_id: str) -> Sequence[StoredCase]:
+        stmt = (
+            select(StoredCase)
+            .where(StoredCase.problem_id == problem_id, StoredCase.removed_in_version.is_(None))
+            .order_by(StoredCase.id)
+        )
+        return self.session.scalars(stmt).all()
+
+    def at_version(self, problem_id: str, version: int) -> Sequence[StoredCase]:
+        """The stored cases of ``version`` exactly, removed ones included if removed later."""
+        stmt = (
+            select(StoredCase)
+            .where(
+                StoredCase.problem_id == problem_id,
+                StoredCase.added_in_version <= version,
+                or_(
+                    StoredCase.removed_in_version.is_(None),
+                    StoredCase.removed_in_version > version,
+                ),
+            )
+            .order_by(StoredCase.id)
+        )
+        return self.session.scalars(stmt).all()
+
+    def get_live(self, problem_id: str, case_id: int) -> StoredCase | None:
+        stmt = select(StoredCase).where(
+            StoredCase.id == case_id,
+            StoredCase.problem_id == problem_id,
+            StoredCase.removed_in_version.is_(None),
+        )
+        return self.session.scalars(stmt).first()
+
+    def live_by_name(self, problem_id: str, name: str) -> StoredCase | None:
+        stmt = select(StoredCase).where(
+            StoredCase.problem_id == problem_id,
+            StoredCase.name == name,
+            StoredCase.removed_in_version.is_(None),
+        )
+        return self.session.scalars(stmt).first()
+
+    def add(self, case: StoredCase) -> None:
+        self.session.add(case)
+        self.session.flush()
+
+    def remove(self, case_id: int, version: int) -> bool:
+        stmt = (
+            update(StoredCase)
+            .where(StoredCase.id == case_id, StoredCase.removed_in_version.is_(None))
+            .values(removed_in_version=version, removed_at=utcnow())
+            .execution_options(synchronize_session=False)
+        )
+        return bool(self.session.execute(stmt).rowcount)  # type: ignore[attr-defined]

@@ -1,0 +1,327 @@
+"""Test-case API: ``/api/problems/{problem_id}/test-cases``.
+
+POST takes either JSON (``CaseCreate``) or a multipart upload (``file``: an .npz with one array
+per parameter, optionally ``expected``; ``name``, ``visibility``, ``weight`` as form fields).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+import numpy as np
+from fastapi import APIRouter, Depends, Path, Request, Response
+from pydantic import ValidationError
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import UploadFile
+
+from app.auth.deps import Instructor, OptionalPrincipal, SessionsDep
+from app.core.deps import ProblemDep, SettingsDep
+from app.core.errors import ApiError, ErrorResponse
+from app.problems.cases import CaseError, Inputs, TestCase, bind_dims, expected_shape
+from app.problems.loader import Problem
+from app.testcases.codec import from_npy, from_npz, read_upload
+from app.testcases.models import StoredCase
+from app.testcases.repository import BUILTIN_TEST_SET_VERSION
+from app.testcases.schemas import (
+    CaseCreate,
+    CaseCreated,
+    CaseDeleted,
+    CaseDetail,
+    CaseFields,
+    CaseList,
+    CaseOut,
+)
+from app.testcases.service import CaseConflict, CaseMeta, CaseService
+from app.testcases.validation import array_from_json, inputs_from_json, inputs_from_npz
+from app.testcases.warnings import CaseWarning, case_warnings
+
+router = APIRouter(prefix="/api/problems/{problem_id}/test-cases", tags=["instructors"])
+
+
+def get_case_service(settings: SettingsDep, sessions: SessionsDep) -> CaseService:
+    return CaseService(settings, sessions)
+
+
+ServiceDep = Annotated[CaseService, Depends(get_case_service)]
+CaseId = Annotated[int, Path(ge=1, le=2**62)]
+
+
+def _errors(codes: dict[int, str]) -> dict[int | str, dict[str, Any]]:
+    return {c: {"model": ErrorResponse, "description": t} for c, t in codes.items()}
+
+
+_AUTH = {401: "No bearer token", 403: "Token unknown or revoked"}
+
+
+def invalid(exc: CaseError) -> ApiError:
+    return ApiError(422, "invalid_case", exc.message, exc.field)
+
+
+# -- output ------------------------------------------------------------------------------------
+
+
+def _describe(problem: Problem, inputs: Inputs) -> tuple[dict[str, list[int]], dict[str, int]]:
+    shapes = {k: list(v.shape) for k, v in inputs.items() if isinstance(v, np.ndarray)}
+    scalars = {k: int(v) for k, v in inputs.items() if not isinstance(v, np.ndarray)}
+    return shapes, scalars
+
+
+def stored_out(problem: Problem, row: StoredCase, instructor: bool) -> CaseOut:
+    inputs = from_npz(row.inputs_npz)
+    shapes, scalars = _describe(problem, inputs)
+    return CaseOut(
+        id=row.id,
+        name=row.name,
+        source="stored",
+        visibility="public" if row.visibility == "public" else "hidden",
+        weight=row.weight,
+        shapes=shapes,
+        scalars=scalars,
+        output_shape=list(from_npy(row.expected_npy).shape),
+        warnings=[CaseWarning.model_validate(w) for w in json.loads(row.warnings)],
+        added_in_version=row.added_in_version,
+        created_by=row.created_by if instructor else None,
+        created_at=row.created_at,
+    )
+
+
+_builtin_cache: dict[tuple[int, str], tuple[Problem, tuple[CaseWarning, ...]]] = {}
+
+
+def _builtin_warnings(problem: Problem, case: TestCase) -> tuple[CaseWarning, ...]:
+    """Built-in cases never change while the process runs: warn about them once."""
+    key = (id(problem), case.name)
+    cached = _builtin_cache.get(key)
+    if cached is None or cached[0] is not problem:
+        assert case.expected is not None
+        dims = bind_dims(problem.spec, case.inputs)
+        found = tuple(case_warnings(problem, case.inputs, dims, case.expected))
+        cached = _builtin_cache[key] = (problem, found)
+    return cached[1]
+
+
+def builtin_out(problem: Problem, case: TestCase) -> CaseOut:
+    shapes, scalars = _describe(problem, case.inputs)
+    dims = bind_dims(problem.spec, case.inputs)
+    return CaseOut(
+        id=None,
+        name=case.name,
+        source="builtin",
+        visibility=case.visibility,
+        weight=case.weight,
+        shapes=shapes,
+        scalars=scalars,
+        output_shape=list(expected_shape(problem.spec, dims)),
+        warnings=list(_builtin_warnings(problem, case)),
+        added_in_version=BUILTIN_TEST_SET_VERSION,
+    )
+
+
+# -- input -------------------------------------------------------------------------------------
+
+
+async def _read_capped(request: Request, cap: int) -> bytes:
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > cap:
+        raise ApiError(413, "case_too_large", f"the body is over {cap} bytes", "body")
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > cap:
+            raise ApiError(413, "case_too_large", f"the body is over {cap} bytes", "body")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _validation_error(exc: ValidationError) -> ApiError:
+    first = exc.errors()[0]
+    field = ".".join(str(p) for p in first["loc"]) or None
+    return ApiError(422, "invalid_case", first["msg"], field)
+
+
+async def _parse_json(
+    request: Request, problem: Problem, max_bytes: int, max_elements: int
+) -> tuple[CaseMeta, Inputs, np.ndarray | None]:
+    raw = await _read_capped(request, max_bytes)
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
+        raise ApiError(400, "invalid_json", "the body is not JSON") from None
+    try:
+        body = CaseCreate.model_validate(data)
+    except ValidationError as exc:
+        raise _validation_error(exc) from None
+    inputs = inputs_from_json(problem, body.inputs, max_elements)
+    expected = None
+    if body.expected is not None:
+        expected = array_from_json("expected", body.expected, max_elements)
+    return CaseMeta(body.name, body.visibility, body.weight), inputs, expected
+
+
+async def _parse_upload(
+    request: Request, problem: Problem, max_bytes: int, max_elements: int
+) -> tuple[CaseMeta, Inputs, np.ndarray | None]:
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > max_bytes:
+        raise ApiError(413, "case_too_large", f"the body is over {max_bytes} bytes", "body")
+    try:
+        form = await request.form(max_files=1, max_fields=8, max_part_size=64 * 1024)
+    except Exception as exc:  # malformed multipart: the client's fault, never a 500
+        raise ApiError(400, "invalid_upload", f"unreadable multipart body: {exc}") from None
+    fields: dict[str, Any] = {}
+    for key in ("name", "visibility", "weight"):
+        value = form.get(key)
+        if isinstance(value, str) and value != "":
+            fields[key] = value
+    extra = sorted(set(form.keys()) - {"name", "visibility", "weight", "file"})
+    if extra:
+        raise ApiError(422, "invalid_case", f"unexpected form fields {extra}", extra[0])
+    try:
+        meta = CaseFields.model_validate(fields)
+    except ValidationError as exc:
+        raise _validation_error(exc) from None
+    upload = form.get("file")
+    if not isinstance(upload, UploadFile):
+        raise ApiError(422, "invalid_case", "attach the .npz as the form field 'file'", "file")
+    data = await upload.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise ApiError(413, "case_too_large", f"the file is over {max_bytes} bytes", "file")
+    arrays = await run_in_threadpool(read_upload, data, max_elements)
+    inputs, expected = inputs_from_npz(problem, {k: v for k, v in arrays.items()})
+    return CaseMeta(meta.name, meta.visibility, meta.weight), inputs, expected
+
+
+_REQUEST_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "application/json": {"schema": CaseCreate.model_json_schema()},
+            "multipart/form-data": {
+                "schema": {
+                    "type": "object",
+                    "required": ["name", "file"],
+                    "properties": {
+                        "file": {"type": "string", "format": "binary"},
+                        "name": {"type": "string"},
+                        "visibility": {"type": "string", "enum": ["hidden", "public"]},
+                        "weight": {"type": "number"},
+                    },
+                }
+            },
+        },
+    }
+}
+
+
+# -- routes ------------------------------------------------------------------------------------
+
+
+@router.post(
+    "",
+    status_code=201,
+    response_model=CaseCreated,
+    openapi_extra=_REQUEST_BODY,
+    responses=_errors(
+        {
+            **_AUTH,
+            400: "Body is not JSON / not multipart",
+            404: "Unknown problem",
+            409: "Name taken (stored, built-in or probe)",
+            413: "Body over GRADER_CASE_MAX_UPLOAD_BYTES",
+            415: "Neither JSON nor multipart",
+            422: "Invalid case; `field` names the input",
+        }
+    ),
+)
+async def add_case(
+    instructor: Instructor,
+    problem: ProblemDep,
+    request: Request,
+    response: Response,
+    service: ServiceDep,
+) -> CaseCreated:
+    """Validate a case against the signature and the reference, then store it (bumps the
+    problem's test-set version)."""
+    settings = service.settings
+    content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    limits = (settings.case_max_upload_bytes, settings.case_max_elements)
+    try:
+        if content_type == "application/json":
+            meta, inputs, expected = await _parse_json(request, problem, *limits)
+        elif content_type == "multipart/form-data":
+            meta, inputs, expected = await _parse_upload(request, problem, *limits)
+        else:
+            raise ApiError(
+                415,
+                "unsupported_media_type",
+                "send application/json or multipart/form-data (an .npz as 'file')",
+                "Content-Type",
+            )
+        row, version = await run_in_threadpool(
+            service.add, problem, meta, inputs, expected, instructor.name
+        )
+    except CaseError as exc:
+        raise invalid(exc) from None
+    except CaseConflict as exc:
+        raise ApiError(409, "case_conflict", exc.message, exc.field) from None
+    response.headers["Location"] = f"/api/problems/{problem.id}/test-cases/{row.id}"
+    out = stored_out(problem, row, instructor=True)
+    return CaseCreated(**out.model_dump(), test_set_version=version)
+
+
+@router.get(
+    "",
+    response_model=CaseList,
+    responses=_errors({**_AUTH, 404: "Unknown problem"}),
+)
+async def list_cases(
+    principal: OptionalPrincipal, problem: ProblemDep, service: ServiceDep
+) -> CaseList:
+    """The current test set: built-in and stored cases. Without a token (a student), only the
+    public ones; with an instructor token, all of them."""
+    instructor = principal is not None
+    version, rows = await run_in_threadpool(service.live, problem)
+    builtin = [builtin_out(problem, c) for c in problem.examples + problem.hidden]
+    stored = [stored_out(problem, r, instructor) for r in rows]
+    cases = [c for c in builtin + stored if instructor or c.visibility == "public"]
+    return CaseList(problem_id=problem.id, test_set_version=version, cases=cases)
+
+
+@router.get(
+    "/{case_id}",
+    response_model=CaseDetail,
+    responses=_errors({**_AUTH, 404: "Unknown problem or case (or hidden, for a student)"}),
+)
+async def get_case(
+    principal: OptionalPrincipal, problem: ProblemDep, case_id: CaseId, service: ServiceDep
+) -> CaseDetail:
+    """A stored case with its arrays and the reference's output."""
+    row = await run_in_threadpool(service.get, problem, case_id)
+    if row is None or (principal is None and row.visibility != "public"):
+        raise ApiError(404, "case_not_found", f"no test case {case_id}", "case_id")
+    out = stored_out(problem, row, principal is not None)
+    inputs = from_npz(row.inputs_npz)
+    return CaseDetail(
+        **out.model_dump(),
+        inputs={k: v.tolist() if isinstance(v, np.ndarray) else v for k, v in inputs.items()},
+        expected=from_npy(row.expected_npy).tolist(),
+    )
+
+
+@router.delete(
+    "/{case_id}",
+    response_model=CaseDeleted,
+    responses=_errors({**_AUTH, 404: "Unknown problem or case"}),
+)
+async def delete_case(
+    instructor: Instructor, problem: ProblemDep, case_id: CaseId, service: ServiceDep
+) -> CaseDeleted:
+    """Remove a stored case (bumps the test-set version). Built-in cases live in the problem
+    folder and are changed there."""
+    row = await run_in_threadpool(service.get, problem, case_id)
+    version = None if row is None else await run_in_threadpool(service.remove, problem, case_id)
+    if row is None or version is None:
+        raise ApiError(404, "case_not_found", f"no test case {case_id}", "case_id")
+    return CaseDeleted(id=row.id, name=row.name, test_set_version=version)

@@ -1,0 +1,149 @@
+"""Adding, listing and removing instructor cases; shared by the API and the CLI.
+
+Validation (``validation.check_case``) runs first and outside any transaction: the reference is
+our trusted code and runs here, never in a sandbox. The insert or removal and the version bump
+are then one transaction.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.core.config import Settings
+from app.db.base import utcnow
+from app.problems.cases import Inputs, TestCase, Visibility
+from app.problems.loader import Problem
+from app.testcases.codec import to_npy, to_npz
+from app.testcases.models import StoredCase
+from app.testcases.repository import CaseRepository
+from app.testcases.validation import CheckedCase, check_case
+
+
+class CaseConflict(Exception):
+    """The case clashes with existing state (409); ``field`` names what clashes."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+@dataclass(frozen=True)
+class CaseMeta:
+    name: str
+    visibility: Visibility
+    weight: float
+
+
+def reserved_names(problem: Problem) -> set[str]:
+    """Built-in case and probe names: the sandbox run needs every name to be unique."""
+    names = {c.name for c in problem.examples + problem.hidden}
+    if problem.diagnostics is not None:
+        names |= {p.name for p in problem.diagnostics.probes}
+    return names
+
+
+class CaseService:
+    def __init__(self, settings: Settings, sessions: sessionmaker[Session]) -> None:
+        self.settings = settings
+        self.sessions = sessions
+
+    def validate(
+        self, problem: Problem, inputs: Inputs, expected: np.ndarray | None
+    ) -> CheckedCase:
+        return check_case(problem, inputs, expected, self.settings.case_max_elements)
+
+    def add(
+        self,
+        problem: Problem,
+        meta: CaseMeta,
+        inputs: Inputs,
+        expected: np.ndarray | None = None,
+        created_by: str | None = None,
+    ) -> tuple[StoredCase, int]:
+        """Validate and store a case; returns the row and the new test-set version."""
+        if meta.name in reserved_names(problem):
+            raise CaseConflict("name", f"{meta.name!r} is a built-in case or probe name")
+        checked = self.validate(problem, inputs, expected)
+        with self.sessions() as session:
+            repo = CaseRepository(session)
+            if repo.live_by_name(problem.id, meta.name) is not None:
+                raise CaseConflict("name", f"a case named {meta.name!r} already exists")
+            version = repo.bump_version(problem.id)
+            row = StoredCase(
+                problem_id=problem.id,
+                name=meta.name,
+                visibility=meta.visibility,
+                weight=meta.weight,
+                inputs_npz=to_npz(checked.inputs),
+                expected_npy=to_npy(checked.expected),
+                warnings=json.dumps([w.model_dump() for w in checked.warnings]),
+                created_by=created_by,
+                created_at=utcnow(),
+                added_in_version=version,
+            )
+            try:
+                repo.add(row)
+                session.commit()
+            except IntegrityError:  # a concurrent add of the same name won
+                session.rollback()
+                raise CaseConflict("name", f"a case named {meta.name!r} already exists") from None
+        return row, version
+
+    def remove(self, problem: Problem, case_id: int) -> int | None:
+        """Remove a live case; the new version, or None if there is no such live case."""
+        with self.sessions() as session:
+            repo = CaseRepository(session)
+            if repo.get_live(problem.id, case_id) is None:
+                return None
+            version = repo.bump_version(problem.id)
+            if not repo.remove(case_id, version):
+                session.rollback()
+                return None
+            session.commit()
+            return version
+
+    def find(self, problem: Problem, key: str) -> StoredCase | None:
+        """A live case by id or by name (the CLI accepts either)."""
+        with self.sessions() as session:
+            repo = CaseRepository(session)
+            if key.isdigit():
+                found = repo.get_live(problem.id, int(key))
+                if found is not None:
+                    return found
+            return repo.live_by_name(problem.id, key)
+
+    def get(self, problem: Problem, case_id: int) -> StoredCase | None:
+        with self.sessions() as session:
+            return CaseRepository(session).get_live(problem.id, case_id)
+
+    def live(self, problem: Problem) -> tuple[int, Sequence[StoredCase]]:
+        with self.sessions() as session:
+            repo = CaseRepository(session)
+            rows = repo.live(problem.id)
+            # Read after the rows: a change committed in between shows as a newer version,
+            # never as an older one.
+            return repo.version(problem.id), rows
+
+    def version(self, problem: Problem) -> int:
+        with self.sessions() as session:
+            return CaseRepository(session).version(problem.id)
+
+
+def to_test_case(row: StoredCase) -> TestCase:
+    from app.testcases.codec import from_npy, from_npz
+
+    visibility: Visibility = "public" if row.visibility == "public" else "hidden"
+    return TestCase(
+        name=row.name,
+        inputs=from_npz(row.inputs_npz),
+        visibility=visibility,
+        weight=row.weight,
+        expected=from_npy(row.expected_npy),
+    )

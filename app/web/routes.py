@@ -1,0 +1,127 @@
+"""Serves ``/``, ``/problems/{id}``, ``/instructor`` and the built assets under ``/static``.
+
+Each page is a small HTML shell; the bundled script in ``static/dist`` fetches the JSON API and
+renders the page. Nothing is served from ``problems/``: statements reach the browser only through
+the problems API, which exposes public material only.
+"""
+
+from __future__ import annotations
+
+from html import escape
+from pathlib import Path
+
+from fastapi import APIRouter, FastAPI
+from fastapi.responses import HTMLResponse
+from fastapi.staticfiles import StaticFiles
+
+from app.core.deps import ProblemsDep
+
+STATIC_DIR = Path(__file__).resolve().parent / "static"
+DIST_DIR = STATIC_DIR / "dist"
+# Written last by frontend/build.mjs, so its presence means a complete build.
+BUILD_MARKER = DIST_DIR / "BUILT"
+
+# Scripts only from this origin; KaTeX and CodeMirror set inline styles, hence 'unsafe-inline'
+# for styles alone. The pages talk to nothing but this server.
+CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data:; font-src 'self'; connect-src 'self'; object-src 'none'; "
+    "base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
+)
+HEADERS = {
+    "Content-Security-Policy": CSP,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",
+    "Cache-Control": "no-cache",
+}
+
+router = APIRouter(include_in_schema=False)
+
+
+def _asset_version() -> str | None:
+    try:
+        return str(int(BUILD_MARKER.stat().st_mtime))
+    except FileNotFoundError:
+        return None
+
+
+def _missing_assets() -> str:
+    return (
+        '<div class="build-missing" role="alert"><h1>The web page is not built</h1>'
+        "<p>The browser assets in <code>app/web/static/dist</code> are missing. Build them with "
+        "<code>make frontend</code> (needs Node.js and npm), then reload this page.</p>"
+        '<p>The JSON API works without them: <a href="/api/problems">/api/problems</a>, '
+        'documented at <a href="/docs">/docs</a>.</p></div>'
+    )
+
+
+def page(
+    title: str, script: str, data: dict[str, str] | None = None, status_code: int = 200
+) -> HTMLResponse:
+    version = _asset_version()
+    attrs = "".join(f' data-{escape(k)}="{escape(v)}"' for k, v in (data or {}).items())
+    if version is None:
+        head = ""
+        body = _missing_assets()
+        status_code = 503
+    else:
+        head = (
+            f'<link rel="stylesheet" href="/static/dist/app.css?v={version}">\n'
+            f'<script type="module" src="/static/dist/{script}.js?v={version}"></script>'
+        )
+        body = '<p class="note">Loading…</p>'
+    here = ' aria-current="page"'
+    nav = "".join(
+        f'<a href="{href}"{here if current else ""}>{label}</a>'
+        for href, label, current in (
+            ("/", "Problems", script == "index" and status_code == 200),
+            ("/instructor", "Instructor", script == "instructor"),
+        )
+    )
+    html = f"""<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="icon" href="/static/favicon.svg" type="image/svg+xml">
+<title>{escape(title)} · TensorJudge</title>
+{head}
+</head>
+<body data-page="{escape(script)}"{attrs}>
+<a class="skip-link" href="#main">Skip to content</a>
+<header class="site-header">
+<a class="brand" href="/">TensorJudge</a>
+<nav aria-label="Site">{nav}</nav>
+</header>
+<main id="main" tabindex="-1">{body}</main>
+<noscript><p>These pages need JavaScript; the JSON API is at <a href="/docs">/docs</a>.</p>
+</noscript>
+</body>
+</html>
+"""
+    return HTMLResponse(html, status_code=status_code, headers=HEADERS)
+
+
+@router.get("/", response_class=HTMLResponse)
+def problem_list_page() -> HTMLResponse:
+    return page("Problems", "index")
+
+
+@router.get("/problems/{problem_id}", response_class=HTMLResponse)
+def problem_page(problem_id: str, problems: ProblemsDep) -> HTMLResponse:
+    problem = problems.get(problem_id)
+    if problem is None:
+        # The list page with a 404 status and a notice: a mistyped link still lands somewhere.
+        return page("Not found", "index", {"missing-problem": problem_id}, status_code=404)
+    return page(problem.spec.title, "problem", {"problem-id": problem.spec.id})
+
+
+@router.get("/instructor", response_class=HTMLResponse)
+def instructor_page() -> HTMLResponse:
+    return page("Instructor", "instructor")
+
+
+def install_web(app: FastAPI) -> None:
+    """Adds the pages and mounts the assets; works (with a message) before they are built."""
+    app.include_router(router)
+    app.mount("/static", StaticFiles(directory=STATIC_DIR, check_dir=False), name="static")

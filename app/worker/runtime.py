@@ -1,0 +1,38 @@
+"""Start-up shared by the API and the worker processes: database, migrations, grading context."""
+
+from __future__ import annotations
+
+from typing import cast
+
+from sqlalchemy.engine import Engine
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.core.config import Settings
+from app.db.engine import make_engine, make_sessionmaker
+from app.db.migrate import upgrade
+from app.problems.loader import Problem
+from app.worker.ceilings import CappedSandbox
+from app.worker.grader import GradingContext
+from sandbox.protocol import Sandbox
+
+
+def open_database(settings: Settings) -> tuple[Engine, sessionmaker[Session]]:
+    """An engine on a schema migrated to the newest revision."""
+    engine = make_engine(settings)
+    upgrade(engine)
+    return engine, make_sessionmaker(engine)
+
+
+def grading_context(
+    settings: Settings, sessions: sessionmaker[Session], problems: dict[str, Problem]
+) -> GradingContext:
+    def make_sandbox(settings: Settings) -> Sandbox:
+        from sandbox.factory import SandboxSettings, make_sandbox
+
+        # cast: the factory's Protocol types ``sandbox`` as a mutable str, which a Literal
+        # field cannot satisfy for mypy although every value is one.
+        return CappedSandbox(make_sandbox(cast(SandboxSettings, settings)), settings)
+
+    return GradingContext(
+        settings=settings, sessions=sessions, problems=problems, make_sandbox=make_sandbox
+    )

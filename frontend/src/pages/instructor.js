@@ -1,0 +1,525 @@
+// "/instructor": manage a problem's test cases and read its diagnosability report and stats.
+// Talks to the instructor API (Bearer token); the token is kept for this browser session only.
+import { api, describeError } from "../lib/api.js";
+import { barChart, rateChart } from "../lib/charts.js";
+import { clear, fill, formatNumber, h } from "../lib/dom.js";
+import { sessionStore } from "../lib/storage.js";
+
+const TOKEN_KEY = "tj:instructor-token";
+const CASES_ROUTE = /^\/api\/problems\/\{[^}]+\}\/test-cases$/;
+
+let problems = [];
+let currentProblem = null;
+
+const token = () => sessionStore.get(TOKEN_KEY);
+const base = () => `/api/problems/${encodeURIComponent(currentProblem)}`;
+
+function message(el, text, kind = "info") {
+  el.className = `message ${kind}`;
+  el.textContent = text;
+}
+
+// ---------------------------------------------------------------- generic report rendering
+
+function cellText(v) {
+  if (v === null || v === undefined) return "";
+  if (Array.isArray(v)) return v.map(cellText).join(" + ");
+  if (typeof v === "number") return formatNumber(v);
+  if (typeof v === "boolean") return v ? "yes" : "no";
+  if (typeof v === "object") return JSON.stringify(v);
+  return String(v);
+}
+
+function objectTable(rows, caption) {
+  const cols = [...new Set(rows.flatMap((r) => Object.keys(r)))];
+  return h(
+    "div",
+    { class: "table-scroll", tabindex: "0", role: "region", "aria-label": caption },
+    h(
+      "table",
+      {},
+      h("caption", {}, caption),
+      h("thead", {}, h("tr", {}, cols.map((c) => h("th", { scope: "col" }, c.replaceAll("_", " "))))),
+      h("tbody", {}, rows.map((r) => h("tr", {}, cols.map((c) => h("td", {}, cellText(r[c])))))),
+    ),
+  );
+}
+
+/** Renders any JSON report as headings, definition lists and tables. */
+function renderReport(value, title, depth = 3) {
+  if (Array.isArray(value)) {
+    if (value.length === 0) return h("p", {}, `${title}: none.`);
+    if (value.every((v) => v && typeof v === "object" && !Array.isArray(v))) return objectTable(value, title);
+    return h("div", {}, h(`h${depth}`, {}, title), h("ul", {}, value.map((v) => h("li", {}, cellText(v)))));
+  }
+  if (value && typeof value === "object") {
+    const simple = Object.entries(value).filter(([, v]) => v === null || typeof v !== "object" || (Array.isArray(v) && v.every((x) => typeof x !== "object")));
+    const nested = Object.entries(value).filter(([, v]) => v !== null && typeof v === "object" && !(Array.isArray(v) && v.every((x) => typeof x !== "object")));
+    return h(
+      "div",
+      { class: "report" },
+      depth > 3 ? h(`h${Math.min(depth, 6)}`, {}, title) : null,
+      simple.length ? h("dl", { class: "facts" }, simple.map(([k, v]) => [h("dt", {}, k.replaceAll("_", " ")), h("dd", {}, cellText(v))])) : null,
+      nested.map(([k, v]) => renderReport(v, k.replaceAll("_", " "), depth + 1)),
+    );
+  }
+  return h("p", {}, cellText(value));
+}
+
+// ---------------------------------------------------------------- cases
+
+function normalizeCases(data) {
+  if (Array.isArray(data)) return data;
+  for (const key of ["cases", "test_cases", "items", "data"]) if (data && Array.isArray(data[key])) return data[key];
+  return [];
+}
+
+const caseId = (c) => c.id ?? c.case_id ?? c.name;
+
+function shapesOf(c) {
+  if (c.shapes && typeof c.shapes === "object") {
+    const arrays = Object.entries(c.shapes).map(([k, v]) => `${k} ${Array.isArray(v) ? v.join("×") : v}`);
+    const scalars = Object.entries(c.scalars || {}).map(([k, v]) => `${k}=${v}`);
+    return [...arrays, ...scalars].join(", ");
+  }
+  if (c.inputs && typeof c.inputs === "object") {
+    return Object.entries(c.inputs)
+      .filter(([, v]) => Array.isArray(v))
+      .map(([k, v]) => {
+        const s = [];
+        for (let x = v; Array.isArray(x); x = x[0]) s.push(x.length);
+        return `${k} (${s.join(", ")})`;
+      })
+      .join(", ");
+  }
+  return "";
+}
+
+async function loadCases() {
+  const body = clear(document.getElementById("cases-body"));
+  const status = document.getElementById("cases-status");
+  message(status, "Loading…");
+  try {
+    const { data } = await api(`${base()}/test-cases`, { token: token() });
+    const cases = normalizeCases(data);
+    message(status, `${cases.length} case${cases.length === 1 ? "" : "s"}.`);
+    if (cases.length === 0) return;
+    body.append(
+      h(
+        "div",
+        { class: "table-scroll", tabindex: "0", role: "region", "aria-label": "Test cases" },
+        h(
+          "table",
+          { id: "cases-table" },
+          h("thead", {}, h("tr", {}, ["Name", "Id", "Visibility", "Weight", "Shapes", "Warnings", ""].map((c) => h("th", { scope: "col" }, c)))),
+          h(
+            "tbody",
+            {},
+            cases.map((c) =>
+              h(
+                "tr",
+                { "data-case": c.name, "data-case-id": caseId(c) },
+                h("th", { scope: "row" }, c.name ?? ""),
+                h("td", {}, c.source === "builtin" ? "built-in" : String(caseId(c) ?? "")),
+                h("td", {}, c.visibility ?? ""),
+                h("td", {}, c.weight !== undefined ? formatNumber(c.weight) : ""),
+                h("td", {}, shapesOf(c)),
+                h("td", {}, warningList(c.warnings)),
+                h("td", {}, c.source === "builtin" || c.builtin || c.deletable === false ? "" : h("button", { type: "button", class: "button small danger", "aria-label": `Delete case ${c.name}`, onclick: () => deleteCase(c) }, "Delete")),
+              ),
+            ),
+          ),
+        ),
+      ),
+    );
+  } catch (err) {
+    message(status, authHint(err), "error");
+  }
+}
+
+async function deleteCase(c) {
+  if (!window.confirm(`Delete test case ${c.name}? This changes the problem's test set.`)) return;
+  const status = document.getElementById("cases-status");
+  try {
+    await api(`${base()}/test-cases/${encodeURIComponent(caseId(c))}`, { method: "DELETE", token: token() });
+    message(status, `Deleted ${c.name}.`, "success");
+    await loadCases();
+  } catch (err) {
+    message(status, authHint(err), "error");
+  }
+}
+
+function warningText(w) {
+  return w && typeof w === "object" ? `${w.message ?? ""}${w.code ? ` (${w.code})` : ""}` : String(w);
+}
+
+function warningList(warnings) {
+  if (!Array.isArray(warnings) || warnings.length === 0) return "";
+  return h("ul", { class: "warnings" }, warnings.map((w) => h("li", {}, warningText(w))));
+}
+
+function authHint(err) {
+  if (err.status === 401) return `${describeError(err)}: enter an instructor token above.`;
+  if (err.status === 403) return `${describeError(err)}: this token is not an instructor's.`;
+  return describeError(err);
+}
+
+async function addCase(event) {
+  event.preventDefault();
+  const out = document.getElementById("add-status");
+  const form = event.target;
+  const name = form.elements["case-name"].value.trim();
+  const visibility = form.elements["case-visibility"].value;
+  const weight = Number(form.elements["case-weight"].value || "1");
+  const source = form.elements["case-source"].value;
+  try {
+    let response;
+    if (source === "npz") {
+      const file = form.elements["case-file"].files[0];
+      if (!file) throw new Error("Choose a .npz file first.");
+      const data = new FormData();
+      data.append("file", file);
+      data.append("name", name);
+      data.append("visibility", visibility);
+      data.append("weight", String(weight));
+      response = await api(`${base()}/test-cases`, { method: "POST", form: data, token: token() });
+    } else {
+      let parsed;
+      try {
+        parsed = JSON.parse(form.elements["case-json"].value);
+      } catch (err) {
+        throw new Error(`The JSON does not parse: ${err.message}`);
+      }
+      const body = parsed && typeof parsed === "object" && "inputs" in parsed ? { ...parsed } : { inputs: parsed };
+      Object.assign(body, { name, visibility, weight });
+      response = await api(`${base()}/test-cases`, { method: "POST", body, token: token() });
+    }
+    const warnings = response.data && response.data.warnings;
+    const warnText = Array.isArray(warnings) && warnings.length ? ` Warnings: ${warnings.map(warningText).join("; ")}` : "";
+    message(out, `Added ${name}.${warnText}`, warnText ? "warn" : "success");
+    await loadCases();
+  } catch (err) {
+    message(out, err.status ? authHint(err) : String(err.message || err), "error");
+  }
+}
+
+function fillExample() {
+  const p = problems.find((x) => x.id === currentProblem);
+  const ex = p && p.detail && p.detail.examples[0];
+  const area = document.getElementById("case-json");
+  // One input per line: readable, and short enough to edit by hand.
+  area.value = ex
+    ? `{"inputs": {\n${Object.entries(ex.inputs).map(([k, v]) => `  ${JSON.stringify(k)}: ${JSON.stringify(v)}`).join(",\n")}\n}}`
+    : '{"inputs": {}}';
+  area.focus();
+}
+
+function sourceChanged() {
+  const npz = document.querySelector('input[name="case-source"]:checked').value === "npz";
+  document.getElementById("json-fields").hidden = npz;
+  document.getElementById("npz-fields").hidden = !npz;
+}
+
+// ---------------------------------------------------------------- reports
+
+async function loadDiagnosability() {
+  const body = clear(document.getElementById("diag-body"));
+  const status = document.getElementById("diag-status");
+  message(status, "Computing… (runs every fault model on the current cases)");
+  try {
+    const { data } = await api(`${base()}/diagnosability`, { token: token() });
+    message(status, "");
+    body.append(Array.isArray(data.faults) ? diagnosabilityView(data) : renderReport(data, "Diagnosability"));
+  } catch (err) {
+    message(status, authHint(err), "error");
+  }
+}
+
+const yesNo = (v) => (v ? "✓ yes" : "✗ no");
+
+function groupList(groups, empty) {
+  if (!Array.isArray(groups) || groups.length === 0) return h("p", {}, empty);
+  return h("ul", {}, groups.map((g) => h("li", {}, Array.isArray(g) ? g.join("  ≡  ") : String(g))));
+}
+
+function diagnosabilityView(r) {
+  const pairs = r.pairs || {};
+  return h(
+    "div",
+    { class: "report", id: "diag-report" },
+    h(
+      "dl",
+      { class: "facts" },
+      [
+        ["Test-set version", r.test_set_version],
+        ["Graded cases", r.cases],
+        ["Diagnosis probes", r.fault_probes],
+        ["Fault combinations checked", `${r.combinations} (up to ${r.max_faults} faults)`],
+        ["Pairs told apart by the cases", pairs.total ? `${pairs.told_apart_by_cases} of ${pairs.total}` : ""],
+        ["Pairs told apart with the probes", pairs.total ? `${pairs.told_apart_with_probes} of ${pairs.total}` : ""],
+      ].map(([k, v]) => [h("dt", {}, k), h("dd", {}, cellText(v))]),
+    ),
+    h(
+      "div",
+      { class: "table-scroll", tabindex: "0", role: "region", "aria-label": "Faults" },
+      h(
+        "table",
+        {},
+        h("caption", {}, "Each fault alone"),
+        h("thead", {}, h("tr", {}, ["Fault", "Requirement", "Failing cases", "Caught", "Told apart by cases", "Told apart with probes"].map((c) => h("th", { scope: "col" }, c)))),
+        h(
+          "tbody",
+          {},
+          r.faults.map((f) =>
+            h(
+              "tr",
+              { class: f.caught ? "" : "weak" },
+              h("th", { scope: "row" }, h("code", {}, f.code), h("br"), f.title || ""),
+              h("td", {}, f.requirement || ""),
+              h("td", {}, String(f.caught_by ?? "")),
+              h("td", {}, yesNo(f.caught)),
+              h("td", {}, yesNo(f.told_apart_by_cases)),
+              h("td", {}, yesNo(f.told_apart_with_probes)),
+            ),
+          ),
+        ),
+      ),
+    ),
+    h("h3", {}, "Faults no case catches"),
+    Array.isArray(r.missed) && r.missed.length ? h("ul", {}, r.missed.map((m) => h("li", {}, h("code", {}, m)))) : h("p", {}, "None: every fault fails at least one case."),
+    h("h3", {}, "Indistinguishable by the cases alone"),
+    groupList(r.confusable_by_cases, "None."),
+    h("h3", {}, "Indistinguishable even with the probes"),
+    groupList(r.confusable_with_probes, "None: the grader tells every combination apart."),
+  );
+}
+
+function diagnosisCounts(stats) {
+  const src = stats.diagnoses ?? stats.diagnosis_counts ?? stats.codes ?? stats.counts ?? {};
+  const items = Array.isArray(src)
+    ? src.map((d) => ({ label: String(d.code ?? d.name ?? d.label), value: Number(d.count ?? d.n ?? d.value ?? 0) }))
+    : Object.entries(src).map(([label, value]) => ({ label, value: Number(value) }));
+  return items.filter((i) => Number.isFinite(i.value)).sort((a, b) => b.value - a.value);
+}
+
+function acceptanceSeries(stats) {
+  const src = stats.over_time ?? stats.timeline ?? stats.acceptance_over_time ?? stats.series ?? stats.buckets ?? stats.daily ?? [];
+  if (!Array.isArray(src)) return [];
+  return src
+    .map((d) => {
+      const n = d.submissions ?? d.count ?? d.total;
+      const rate = d.acceptance_rate ?? d.rate ?? (n ? (d.accepted ?? 0) / n : null);
+      return { x: d.date ?? d.day ?? d.bucket ?? d.period ?? d.start ?? d.t ?? "", y: rate === null || rate === undefined ? NaN : Number(rate), n };
+    })
+    .filter((p) => Number.isFinite(p.y)); // days with nothing graded have no rate
+}
+
+async function loadStats() {
+  const body = clear(document.getElementById("stats-body"));
+  const status = document.getElementById("stats-status");
+  message(status, "Loading…");
+  try {
+    const days = Number(document.getElementById("stats-window").value);
+    const query = days > 0 ? `?since=${encodeURIComponent(new Date(Date.now() - days * 86400000).toISOString())}` : "";
+    const { data } = await api(`${base()}/stats${query}`, { token: token() });
+    message(status, "");
+    const rate = data.acceptance_rate;
+    body.append(
+      h(
+        "dl",
+        { class: "facts" },
+        h("dt", {}, "Submissions"),
+        h("dd", {}, String(data.submissions ?? data.total ?? "")),
+        h("dt", {}, "Graded"),
+        h("dd", {}, String(data.graded ?? "")),
+        h("dt", {}, "Acceptance rate"),
+        h("dd", {}, typeof rate === "number" ? `${formatNumber(rate * 100)}%` : "none graded"),
+        data.verdicts && typeof data.verdicts === "object"
+          ? [h("dt", {}, "Verdicts"), h("dd", {}, Object.entries(data.verdicts).map(([k, v]) => `${k.replaceAll("_", " ")}: ${v}`).join(", "))]
+          : null,
+      ),
+    );
+    const counts = diagnosisCounts(data);
+    body.append(counts.length ? barChart(counts, { title: "How often each diagnosis was found" }) : h("p", {}, "No diagnoses recorded yet."));
+    const series = acceptanceSeries(data);
+    body.append(series.length ? rateChart(series, { title: "Acceptance rate over time" }) : h("p", {}, "No submissions over time yet."));
+  } catch (err) {
+    message(status, authHint(err), "error");
+  }
+}
+
+// ---------------------------------------------------------------- page
+
+function tokenSection() {
+  const saved = !!token();
+  return h(
+    "section",
+    { "aria-labelledby": "token-heading", class: "panel" },
+    h("h2", { id: "token-heading" }, "Access"),
+    h(
+      "form",
+      {
+        id: "token-form",
+        class: "inline-form",
+        onsubmit: (e) => {
+          e.preventDefault();
+          const v = document.getElementById("token").value.trim();
+          if (v) sessionStore.set(TOKEN_KEY, v);
+          document.getElementById("token").value = "";
+          message(document.getElementById("token-status"), v ? "Token kept for this browser session." : "Enter a token.", v ? "success" : "error");
+          refreshAll();
+        },
+      },
+      h("label", { for: "token" }, "Instructor token"),
+      h("input", { id: "token", type: "password", autocomplete: "off", spellcheck: "false", placeholder: saved ? "(saved for this session)" : "" }),
+      h("button", { type: "submit", class: "button primary" }, "Use token"),
+      h(
+        "button",
+        {
+          type: "button",
+          class: "button subtle",
+          onclick: () => {
+            sessionStore.remove(TOKEN_KEY);
+            message(document.getElementById("token-status"), "Token forgotten.");
+          },
+        },
+        "Forget token",
+      ),
+    ),
+    h("p", { id: "token-status", class: saved ? "message success" : "message", role: "status" }, saved ? "Token kept for this browser session." : "Created with: python -m app tokens create --role instructor --name NAME"),
+  );
+}
+
+function addSection() {
+  return h(
+    "section",
+    { "aria-labelledby": "add-heading", class: "panel" },
+    h("h2", { id: "add-heading" }, "Add a case"),
+    h(
+      "form",
+      { id: "add-form", onsubmit: addCase },
+      h(
+        "div",
+        { class: "field-row" },
+        h("div", { class: "field" }, h("label", { for: "case-name" }, "Name"), h("input", { id: "case-name", name: "case-name", required: true, pattern: "[A-Za-z0-9_.\\-]+", title: "letters, digits, _ . -" })),
+        h(
+          "div",
+          { class: "field" },
+          h("label", { for: "case-visibility" }, "Visibility"),
+          h("select", { id: "case-visibility", name: "case-visibility" }, h("option", { value: "hidden" }, "hidden"), h("option", { value: "public" }, "public")),
+        ),
+        h("div", { class: "field" }, h("label", { for: "case-weight" }, "Weight"), h("input", { id: "case-weight", name: "case-weight", type: "number", min: "0", step: "any", value: "1" })),
+      ),
+      h(
+        "fieldset",
+        { class: "source" },
+        h("legend", {}, "Inputs from"),
+        h("label", {}, h("input", { type: "radio", name: "case-source", value: "json", checked: true, onchange: sourceChanged }), " pasted JSON"),
+        h("label", {}, h("input", { type: "radio", name: "case-source", value: "npz", onchange: sourceChanged }), " an .npz file"),
+      ),
+      h(
+        "div",
+        { id: "json-fields" },
+        h("label", { for: "case-json" }, 'JSON: {"inputs": {"Q": [[[...]]], ..., "num_heads": 2}, "expected": optional}'),
+        h("textarea", { id: "case-json", name: "case-json", rows: "8", spellcheck: "false", "aria-describedby": "json-help" }),
+        h("p", { id: "json-help", class: "help" }, "Arrays as nested lists of floats. The expected output is computed by the reference; give one only to check it."),
+        h("button", { type: "button", class: "button subtle", onclick: fillExample }, "Fill with the first public example"),
+      ),
+      h(
+        "div",
+        { id: "npz-fields", hidden: true },
+        h("label", { for: "case-file" }, ".npz file with one array per input (and num_heads)"),
+        h("input", { id: "case-file", name: "case-file", type: "file", accept: ".npz" }),
+      ),
+      h("div", { class: "actions" }, h("button", { type: "submit", class: "button primary", id: "add-case" }, "Add case")),
+      h("p", { id: "add-status", class: "message", role: "status" }),
+    ),
+  );
+}
+
+function refreshAll() {
+  if (!currentProblem || document.body.dataset.apiMissing) return;
+  loadCases();
+}
+
+async function main() {
+  const root = document.getElementById("main");
+  let apiPresent = false;
+  try {
+    const [{ data: list }, { data: openapi }] = await Promise.all([api("/api/problems"), api("/openapi.json")]);
+    problems = list;
+    apiPresent = Object.keys(openapi.paths || {}).some((p) => CASES_ROUTE.test(p));
+  } catch (err) {
+    fill(root, h("h1", {}, "Instructor"), h("p", { class: "error", role: "alert" }, describeError(err)));
+    return;
+  }
+  currentProblem = problems.length ? problems[0].id : null;
+  fill(root, 
+    h("h1", {}, "Instructor"),
+    apiPresent ? null : h("p", { id: "api-missing", class: "message warn", role: "alert" }, "This server has no instructor API yet (no test-cases route in its OpenAPI): the forms below cannot work until it does."),
+    tokenSection(),
+    h(
+      "section",
+      { class: "panel", "aria-labelledby": "problem-heading" },
+      h("h2", { id: "problem-heading" }, "Problem"),
+      h("label", { for: "problem-select" }, "Manage "),
+      h(
+        "select",
+        {
+          id: "problem-select",
+          onchange: (e) => {
+            currentProblem = e.target.value;
+            refreshAll();
+          },
+        },
+        problems.map((p) => h("option", { value: p.id }, p.title)),
+      ),
+    ),
+    h(
+      "section",
+      { class: "panel", "aria-labelledby": "cases-heading" },
+      h("h2", { id: "cases-heading" }, "Test cases"),
+      h("button", { type: "button", class: "button small", onclick: loadCases }, "Refresh"),
+      h("p", { id: "cases-status", class: "message", role: "status" }),
+      h("div", { id: "cases-body" }),
+    ),
+    addSection(),
+    h(
+      "section",
+      { class: "panel", "aria-labelledby": "diag-title" },
+      h("h2", { id: "diag-title" }, "Diagnosability"),
+      h("p", { class: "help" }, "Which faults and pairs of faults the current cases and probes can tell apart."),
+      h("button", { type: "button", class: "button", onclick: loadDiagnosability }, "Compute report"),
+      h("p", { id: "diag-status", class: "message", role: "status" }),
+      h("div", { id: "diag-body" }),
+    ),
+    h(
+      "section",
+      { class: "panel", "aria-labelledby": "stats-title" },
+      h("h2", { id: "stats-title" }, "Statistics"),
+      h(
+        "div",
+        { class: "inline-form" },
+        h("label", { for: "stats-window" }, "Window"),
+        h(
+          "select",
+          { id: "stats-window" },
+          h("option", { value: "7" }, "last 7 days"),
+          h("option", { value: "30", selected: true }, "last 30 days"),
+          h("option", { value: "0" }, "all time"),
+        ),
+        h("button", { type: "button", class: "button", onclick: loadStats }, "Load statistics"),
+      ),
+      h("p", { id: "stats-status", class: "message", role: "status" }),
+      h("div", { id: "stats-body" }),
+    ),
+  );
+  if (!apiPresent) document.body.dataset.apiMissing = "1";
+  // Example inputs for "Fill with the first public example".
+  for (const p of problems) {
+    api(`/api/problems/${encodeURIComponent(p.id)}`).then(({ data }) => (p.detail = data)).catch(() => {});
+  }
+  if (token()) refreshAll();
+}
+
+main();

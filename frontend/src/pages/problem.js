@@ -1,0 +1,329 @@
+// "/problems/{id}": statement, editor, grading with live progress, result panel and history.
+import { api, describeError } from "../lib/api.js";
+import { clear, fill, h } from "../lib/dom.js";
+import { createEditor } from "../lib/editor.js";
+import { followSubmission } from "../lib/follow.js";
+import { formatValue } from "../lib/format.js";
+import { loadHistory, recordSubmission, updateSubmission } from "../lib/history.js";
+import { highlightPython, renderMarkdownInto } from "../lib/markdown.js";
+import { renderResult, verdictLabel } from "../lib/result.js";
+import { localStore } from "../lib/storage.js";
+
+const problemId = document.body.dataset.problemId;
+const draftKey = `tj:draft:${problemId}`;
+const isMac = /Mac|iPhone|iPad/.test(navigator.platform || navigator.userAgent);
+const MOD = isMac ? "⌘" : "Ctrl";
+
+const PHASES = {
+  queued: "Queued: waiting for a grader",
+  running: "Running your code in the sandbox and grading it",
+  grading: "Grading: comparing and diagnosing",
+  // A `phase` event says a phase has finished; show what comes next.
+  sandbox: "Grading: comparing outputs and diagnosing",
+  compare: "Grading: diagnosing",
+  diagnose: "Grading: writing the report",
+  done: "Finished",
+};
+
+let problem = null;
+let editor = null;
+let busy = false;
+let requirementTitles = {};
+
+function statementColumn(p) {
+  const md = h("div", { class: "markdown" });
+  renderMarkdownInto(md, p.statement_markdown, { dropTitle: true });
+  const sig = h("pre", { class: "code-block", tabindex: "0" }, h("code", {}));
+  sig.firstChild.innerHTML = highlightPython(p.signature);
+  return h(
+    "article",
+    { class: "statement", "aria-labelledby": "problem-title" },
+    h(
+      "div",
+      { class: "topline" },
+      h("nav", { class: "breadcrumb", "aria-label": "Breadcrumb" }, h("a", { href: "/" }, "Problems"), " / ", p.title),
+      h("a", { class: "jump", href: "#editor-heading" }, "Go to the editor"),
+    ),
+    h("h1", { id: "problem-title" }, p.title),
+    h("p", { class: "meta" }, h("span", { class: `badge difficulty-${p.difficulty}` }, p.difficulty), " ", p.summary),
+    md,
+    h("section", { "aria-labelledby": "sig-heading" }, h("h2", { id: "sig-heading" }, "Signature"), sig),
+    h(
+      "section",
+      { "aria-labelledby": "reqs-heading" },
+      h("h2", { id: "reqs-heading" }, "Requirements"),
+      h(
+        "ol",
+        { class: "requirements" },
+        p.requirements.map((r) => h("li", { "data-requirement": r.id }, h("strong", {}, r.title), " ", h("code", {}, r.id), h("p", {}, r.text))),
+      ),
+    ),
+    h(
+      "section",
+      { "aria-labelledby": "examples-heading" },
+      h("h2", { id: "examples-heading" }, "Examples"),
+      p.examples.map((ex) =>
+        h(
+          "details",
+          { class: "example" },
+          h("summary", {}, ex.name),
+          h("h3", { class: "sub" }, "Inputs"),
+          Object.entries(ex.inputs).map(([name, value]) => [h("p", { class: "input-name" }, h("code", {}, name)), h("pre", { class: "value", tabindex: "0" }, formatValue(value))]),
+          h("h3", { class: "sub" }, "Expected output"),
+          h("pre", { class: "value", tabindex: "0" }, formatValue(ex.output)),
+        ),
+      ),
+    ),
+  );
+}
+
+function workspaceColumn() {
+  return h(
+    "section",
+    { class: "workspace", "aria-labelledby": "editor-heading" },
+    h("h2", { id: "editor-heading" }, "Your solution"),
+    h(
+      "p",
+      { id: "editor-help", class: "help" },
+      `Tab indents; Esc then Tab leaves the editor. ${MOD}+Enter submits, ${MOD}+Shift+Enter runs the examples. Your draft is kept in this browser.`,
+    ),
+    h("div", { id: "editor", class: "editor" }),
+    h(
+      "div",
+      { class: "actions" },
+      h("button", { type: "button", id: "run-examples", class: "button", onclick: () => grade("examples") }, "Run examples"),
+      h("button", { type: "button", id: "submit", class: "button primary", onclick: () => grade("submit") }, "Submit"),
+      h("button", { type: "button", id: "reset-code", class: "button subtle", onclick: resetCode }, "Reset to starter code"),
+      h("span", { id: "draft-status", class: "note" }),
+    ),
+    h(
+      "div",
+      { id: "progress", class: "progress", hidden: true },
+      h("span", { class: "spinner", "aria-hidden": "true" }),
+      h("span", { id: "progress-text", role: "status" }),
+      h("span", { id: "elapsed", class: "elapsed", "aria-hidden": "true" }),
+    ),
+    h("p", { id: "submit-error", class: "error", role: "alert" }),
+    h("section", { id: "result", class: "result-panel", "aria-labelledby": "result-heading", hidden: true }, h("h2", { id: "result-heading", tabindex: "-1" }, "Result"), h("div", { id: "result-body" })),
+    h("section", { class: "history", "aria-labelledby": "history-heading" }, h("h2", { id: "history-heading" }, "Your submissions"), h("div", { id: "history-body" })),
+  );
+}
+
+// ---------------------------------------------------------------- draft
+
+let saveTimer = null;
+function saveDraft(code) {
+  clearTimeout(saveTimer);
+  saveTimer = setTimeout(() => {
+    const ok = localStore.set(draftKey, { code, saved_at: new Date().toISOString() });
+    document.getElementById("draft-status").textContent = ok ? "Draft saved" : "Draft not saved (browser storage unavailable)";
+  }, 250);
+}
+
+function initialCode() {
+  const draft = localStore.get(draftKey);
+  return draft && typeof draft.code === "string" ? draft.code : problem.starter_code;
+}
+
+function resetCode() {
+  if (!window.confirm("Replace your code with the starter code? Your draft will be lost.")) return;
+  editor.setCode(problem.starter_code);
+  editor.focus();
+}
+
+// ---------------------------------------------------------------- progress
+
+let tick = null;
+function startProgress(label) {
+  const box = document.getElementById("progress");
+  const started = performance.now();
+  box.hidden = false;
+  box.classList.add("active");
+  setProgress(label);
+  clearInterval(tick);
+  const elapsed = document.getElementById("elapsed");
+  const update = () => {
+    elapsed.textContent = `${((performance.now() - started) / 1000).toFixed(1)} s`;
+  };
+  update();
+  tick = setInterval(update, 100);
+}
+
+function setProgress(text) {
+  const el = document.getElementById("progress-text");
+  if (el.textContent !== text) el.textContent = text;
+}
+
+function stopProgress(text) {
+  clearInterval(tick);
+  const box = document.getElementById("progress");
+  box.classList.remove("active");
+  setProgress(text);
+}
+
+function setBusy(value) {
+  busy = value;
+  // aria-disabled, not disabled: a disabled button would drop keyboard focus to <body>.
+  for (const id of ["run-examples", "submit"]) {
+    document.getElementById(id).setAttribute("aria-disabled", value ? "true" : "false");
+  }
+  document.querySelector(".workspace").setAttribute("aria-busy", value ? "true" : "false");
+}
+
+// ---------------------------------------------------------------- grading
+
+function showResult(sub, mode) {
+  const panel = document.getElementById("result");
+  panel.hidden = false;
+  fill(document.getElementById("result-body"), renderResult(sub, { mode: sub.mode || mode, requirementTitles }));
+  // Bring the verdict into view without moving keyboard focus away from the editor.
+  const banner = document.getElementById("verdict");
+  const still = window.matchMedia("(prefers-reduced-motion: reduce)").matches;
+  if (banner) banner.scrollIntoView({ block: "nearest", behavior: still ? "auto" : "smooth" });
+}
+
+async function follow(id, mode) {
+  const sub = await followSubmission(id, ({ status, phase }) => {
+    setProgress(PHASES[phase] || PHASES[status] || `${status || "working"}${phase ? `: ${phase}` : ""}`);
+  });
+  updateSubmission(problemId, id, { status: sub.status, verdict: sub.verdict, score: sub.score });
+  showResult(sub, mode);
+  stopProgress(`${verdictLabel(sub.verdict)}, score ${Math.round((sub.score || 0) * 100)}%`);
+  renderHistory();
+  return sub;
+}
+
+async function grade(mode) {
+  if (busy) return;
+  const code = editor.getCode();
+  const errorBox = document.getElementById("submit-error");
+  errorBox.textContent = "";
+  setBusy(true);
+  startProgress(mode === "submit" ? "Submitting…" : "Sending the examples run…");
+  try {
+    const { data } = await api(`/api/problems/${encodeURIComponent(problemId)}/submissions`, {
+      method: "POST",
+      body: { code, mode },
+    });
+    recordSubmission(problemId, { id: data.id, mode, status: data.status, submitted_at: new Date().toISOString(), code });
+    renderHistory();
+    if (data.status === "done" && Array.isArray(data.requirements)) {
+      updateSubmission(problemId, data.id, { status: "done", verdict: data.verdict, score: data.score });
+      showResult(data, mode);
+      stopProgress(verdictLabel(data.verdict));
+      renderHistory();
+    } else {
+      setProgress(PHASES.queued);
+      await follow(data.id, mode);
+    }
+  } catch (err) {
+    stopProgress("Not graded");
+    document.getElementById("progress").hidden = true;
+    errorBox.textContent = describeError(err);
+  } finally {
+    setBusy(false);
+  }
+}
+
+// ---------------------------------------------------------------- history
+
+async function reopen(entry) {
+  if (busy) return;
+  setBusy(true);
+  startProgress("Loading submission…");
+  try {
+    const { data } = await api(`/api/submissions/${encodeURIComponent(entry.id)}`);
+    if (data.status === "done") {
+      updateSubmission(problemId, entry.id, { status: "done", verdict: data.verdict, score: data.score });
+      showResult(data, entry.mode);
+      stopProgress(`Showing submission ${entry.id}: ${verdictLabel(data.verdict)}`);
+      renderHistory();
+    } else {
+      setProgress(PHASES[data.status] || data.status);
+      await follow(entry.id, entry.mode);
+    }
+    document.getElementById("result-heading").focus();
+  } catch (err) {
+    stopProgress("Could not load it");
+    document.getElementById("submit-error").textContent = describeError(err);
+  } finally {
+    setBusy(false);
+  }
+}
+
+function renderHistory() {
+  const body = clear(document.getElementById("history-body"));
+  const list = loadHistory(problemId);
+  if (list.length === 0) {
+    body.append(h("p", { class: "note" }, "None yet from this browser."));
+    return;
+  }
+  body.append(
+    h(
+      "ol",
+      { class: "history-list" },
+      list.map((e) => {
+        const when = e.submitted_at ? new Date(e.submitted_at).toLocaleString() : "";
+        const outcome = e.verdict ? `${verdictLabel(e.verdict)} · ${Math.round((e.score || 0) * 100)}%` : e.status || "";
+        return h(
+          "li",
+          { "data-submission": e.id, class: e.verdict === "accepted" ? "accepted" : "" },
+          h("span", { class: "history-what" }, h("strong", {}, e.mode === "examples" ? "Examples run" : "Submission"), ` ${when} — ${outcome}`),
+          h("span", { class: "history-actions" },
+            h("button", { type: "button", class: "button small", onclick: () => reopen(e), "aria-label": `Open ${e.mode === "examples" ? "examples run" : "submission"} from ${when}` }, "Open"),
+            e.code
+              ? h("button", {
+                  type: "button",
+                  class: "button small subtle",
+                  "aria-label": `Restore code from ${when}`,
+                  onclick: () => {
+                    if (window.confirm("Replace the code in the editor with this submission's code?")) {
+                      editor.setCode(e.code);
+                      editor.focus();
+                    }
+                  },
+                }, "Restore code")
+              : null,
+          ),
+        );
+      }),
+    ),
+  );
+}
+
+// ---------------------------------------------------------------- start
+
+async function main() {
+  const root = document.getElementById("main");
+  try {
+    problem = (await api(`/api/problems/${encodeURIComponent(problemId)}`)).data;
+  } catch (err) {
+    fill(root, h("h1", {}, "Problem not available"), h("p", { class: "error", role: "alert" }, describeError(err)), h("p", {}, h("a", { href: "/" }, "Back to the problems")));
+    return;
+  }
+  requirementTitles = Object.fromEntries(problem.requirements.map((r) => [r.id, r.title]));
+  document.title = `${problem.title} · TensorJudge`;
+  fill(root, h("div", { class: "problem-layout" }, statementColumn(problem), workspaceColumn()));
+  editor = createEditor({
+    parent: document.getElementById("editor"),
+    doc: initialCode(),
+    labelledBy: "editor-heading",
+    describedBy: "editor-help",
+    onChange: saveDraft,
+    onSubmit: () => grade("submit"),
+    onRunExamples: () => grade("examples"),
+  });
+  document.addEventListener("keydown", (event) => {
+    // The editor handles its own shortcut; this covers focus anywhere else on the page.
+    if (event.defaultPrevented || event.key !== "Enter" || !(event.ctrlKey || event.metaKey)) return;
+    event.preventDefault();
+    grade(event.shiftKey ? "examples" : "submit");
+  });
+  window.addEventListener("pagehide", () => {
+    clearTimeout(saveTimer);
+    localStore.set(draftKey, { code: editor.getCode(), saved_at: new Date().toISOString() });
+  });
+  renderHistory();
+}
+
+main();

@@ -1,0 +1,231 @@
+"""The ``bwrap`` backend: bubblewrap (>= 0.8) with every namespace unshared, a read-only view of
+the Python runtime and numpy only, a size-capped /tmp, no capabilities, a seccomp filter, rlimits
+and, where the host allows, a per-run cgroup.
+
+Which host uid the sandbox runs as matters: inside its user namespace it is 65534, but RLIMIT_NPROC
+is counted per *host* uid across every user namespace, and host uid 0 is exempt from it. So when
+the grader runs as root and the runtime is reachable by other users, each run gets its own random
+unprivileged host uid (``sandbox_host_uid_base`` + 0..65535): the process limit then counts this run
+alone. Otherwise (e.g. the interpreter lives under a 0700 /root) the sandbox keeps the grader's
+uid, and the cgroup pids limit is what bounds processes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import resource
+import secrets
+import shutil
+import stat
+import sysconfig
+from functools import lru_cache
+from pathlib import Path
+
+from sandbox import seccomp
+from sandbox.backends import cgroup
+from sandbox.backends.common import (
+    LAUNCHER_TASKS,
+    RawRun,
+    apply_rlimits,
+    interpret,
+    rlimits,
+    run_command,
+)
+from sandbox.backends.runtime import RUNNER, PythonRuntime, discover
+from sandbox.protocol import Limits, RunRequest, RunResult
+from sandbox.wire import encode_job, stream_cap
+
+log = logging.getLogger(__name__)
+
+SANDBOX_UID = 65534
+SITE = "/sandbox/site-packages"
+RUNNER_INSIDE = "/sandbox/runner.py"
+# Memory for the launcher, bwrap's init and the supervisor on top of the submission's limit.
+CGROUP_OVERHEAD_MB = 64
+
+
+class BwrapSandbox:
+    name = "bwrap"
+
+    def __init__(
+        self,
+        python: Path | None = None,
+        bwrap: str = "bwrap",
+        host_uid_base: int = 200_000,
+        use_cgroup: bool = True,
+        cgroup_parent: Path | None = None,
+    ) -> None:
+        self.runtime = discover(python)
+        self.bwrap = shutil.which(bwrap) or bwrap
+        self.use_cgroup = use_cgroup
+        self.cgroup_parent = cgroup_parent
+        self.switch_uid = (
+            os.geteuid() == 0 and host_uid_base > 0 and _reachable_by_others(self.runtime)
+        )
+        self.host_uid_base = host_uid_base
+        # The latest run's TENSORJUDGE_RUN value and cgroup directories, for diagnostics.
+        self.last_run_id = ""
+        self.last_cgroup_dirs: list[Path] = []
+        if os.geteuid() == 0 and not self.switch_uid:
+            log.warning(
+                "bwrap sandbox runs as host uid 0 (unprivileged inside its user namespace): %s "
+                "is not reachable by other users, so RLIMIT_NPROC cannot apply and only the "
+                "cgroup pids limit bounds processes",
+                self.runtime.executable,
+            )
+
+    def command(self, limits: Limits, seccomp_fd: int, run_id: str = "") -> list[str]:
+        rt = self.runtime
+        argv = [
+            self.bwrap,
+            "--unshare-all",
+            "--unshare-user",
+            "--disable-userns",
+            "--die-with-parent",
+            "--new-session",
+            "--clearenv",
+            "--setenv", "PATH", "/usr/bin:/bin",
+            "--setenv", "HOME", "/tmp",
+            "--setenv", "LANG", "C.UTF-8",
+            "--setenv", "OPENBLAS_NUM_THREADS", "1",
+            # Lets an operator (and the tests) find every process of a run from the host.
+            "--setenv", "TENSORJUDGE_RUN", run_id,
+            "--cap-drop", "ALL",
+            "--uid", str(SANDBOX_UID),
+            "--gid", str(SANDBOX_UID),
+            "--hostname", "sandbox",
+            "--ro-bind", str(rt.executable), str(rt.executable),
+            "--ro-bind", str(rt.stdlib), str(rt.stdlib),
+        ]  # fmt: skip
+        for lib in sorted((rt.prefix / "lib").glob("libpython3*.so*")):
+            argv += ["--ro-bind", str(lib), str(lib)]  # a shared build's libpython (via RPATH)
+        site = rt.stdlib / "site-packages"
+        if site.is_dir():
+            argv += ["--tmpfs", str(site)]  # the interpreter's own third-party packages: hidden
+        for src, dest in _library_binds():
+            argv += ["--ro-bind", src, dest]
+        for link, target in _library_symlinks():
+            argv += ["--symlink", target, link]
+        argv += ["--ro-bind", str(rt.numpy_dir), f"{SITE}/numpy"]
+        if rt.numpy_libs is not None:
+            argv += ["--ro-bind", str(rt.numpy_libs), f"{SITE}/numpy.libs"]
+        argv += [
+            "--ro-bind", str(RUNNER), RUNNER_INSIDE,
+            "--proc", "/proc",
+            "--dev", "/dev",
+            "--perms", "1777", "--size", str(limits.tmpfs_mb * 1024 * 1024), "--tmpfs", "/tmp",
+            "--remount-ro", "/",
+            # bwrap's /dev is an unbounded tmpfs (with /dev/shm in it): device nodes still work.
+            "--remount-ro", "/dev",
+            "--chdir", "/tmp",
+            "--seccomp", str(seccomp_fd),
+            str(rt.executable), "-I", "-S", "-B", RUNNER_INSIDE, "--sys-path", SITE,
+        ]  # fmt: skip
+        return argv
+
+    def run(self, request: RunRequest) -> RunResult:
+        limits = request.limits
+        run_id = secrets.token_hex(8)
+        self.last_run_id = run_id
+        cg = (
+            cgroup.RunCgroup.create(
+                (limits.memory_mb + CGROUP_OVERHEAD_MB) * 1024 * 1024,
+                limits.max_processes + LAUNCHER_TASKS,
+                run_id,
+                self.cgroup_parent,
+            )
+            if self.use_cgroup
+            else None
+        )
+        self.last_cgroup_dirs = sorted(set(cg.dirs.values())) if cg else []
+        procs_files = cg.procs_files() if cg else []
+        values = rlimits(limits)
+        host_uid = self.host_uid_base + secrets.randbelow(65536) if self.switch_uid else None
+        if host_uid is None and os.geteuid() != 0:
+            values = _nproc_beside_own_tasks(values, limits.max_processes)
+
+        def preexec() -> None:
+            cgroup.join(procs_files)  # before anything forks, and while still allowed to
+            apply_rlimits(values)
+            if host_uid is not None:
+                os.setgroups([])
+                os.setgid(host_uid)
+                os.setuid(host_uid)
+
+        fd = seccomp.filter_fd()
+        oom = False
+        try:
+            raw = run_command(
+                self.command(limits, fd, run_id),
+                encode_job(request),
+                wall_seconds=limits.wall_seconds,
+                stream_cap=stream_cap(request),
+                preexec_fn=preexec,
+                pass_fds=(fd,),
+                env={"PATH": "/usr/bin:/bin"},
+                extra_kill=cg.kill_all if cg else None,
+            )
+        finally:
+            os.close(fd)
+            if cg is not None:
+                oom = cg.oom_killed()
+                cg.remove()
+        raw.oom_killed = oom
+        return interpret(_explain_launch_failure(raw), request, self.name)
+
+
+def _explain_launch_failure(raw: RawRun) -> RawRun:
+    if raw.launch_error and "No such file" in raw.launch_error:
+        raw.launch_error = (
+            f"bubblewrap is not installed (apt-get install bubblewrap): {raw.launch_error}"
+        )
+    return raw
+
+
+def _reachable_by_others(rt: PythonRuntime) -> bool:
+    """Whether an unprivileged uid can reach every path the sandbox binds (mode bits only)."""
+    paths = [rt.executable, rt.stdlib, rt.numpy_dir, RUNNER]
+    for path in paths:
+        for part in [path, *path.parents]:
+            try:
+                mode = part.stat().st_mode
+            except OSError:
+                return False
+            if stat.S_ISDIR(mode) and not mode & stat.S_IXOTH:
+                return False
+    return True
+
+
+@lru_cache
+def _library_binds() -> list[tuple[str, str]]:
+    """The host's shared-library directories (libc, libm, libffi...): read-only, at their paths."""
+    multiarch = sysconfig.get_config_var("MULTIARCH") or ""
+    candidates = [f"/usr/lib/{multiarch}" if multiarch else "/usr/lib", "/usr/lib64"]
+    for top in ("/lib", "/lib64"):
+        if os.path.isdir(top) and not os.path.islink(top):
+            candidates.append(f"{top}/{multiarch}" if top == "/lib" and multiarch else top)
+    return [(p, p) for p in candidates if os.path.isdir(p)]
+
+
+@lru_cache
+def _library_symlinks() -> list[tuple[str, str]]:
+    """Merged-/usr hosts: /lib -> usr/lib and /lib64 -> usr/lib64 (the ELF interpreter's path)."""
+    return [(top, os.readlink(top)) for top in ("/lib", "/lib64") if os.path.islink(top)]
+
+
+def _nproc_beside_own_tasks(
+    values: list[tuple[int, tuple[int, int]]], max_processes: int
+) -> list[tuple[int, tuple[int, int]]]:
+    """RLIMIT_NPROC counts every task of the host uid; without a uid of its own, the run may
+    start ``max_processes`` tasks on top of what the grader's user already has."""
+    uid = os.getuid()
+    own = 0
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                if entry.stat().st_uid == uid:
+                    own += len(os.listdir(f"/proc/{entry.name}/task"))
+    n = max_processes + own
+    return [(w, (n, n)) if w == resource.RLIMIT_NPROC else (w, v) for w, v in values]

@@ -1,0 +1,161 @@
+"""A per-run cgroup with memory and pids limits, where the host lets us create one.
+
+cgroup v2 (a single unified hierarchy with the memory and pids controllers) or v1 (separate
+``memory`` and ``pids`` hierarchies). The run's cgroup is created under the grader's own, the
+launcher joins it before exec (so every sandboxed process is counted from its first fork), and it
+is emptied and removed afterwards. Where nothing can be created the run goes on with rlimits only;
+that is logged once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+import time
+import uuid
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+PREFIX = "tensorjudge-"
+REMOVE_SECONDS = 5.0
+# A run's cgroup older than this was left by a grader that died mid-run; an empty one can go.
+STALE_SECONDS = 600.0
+_warned = False
+
+
+def _sweep(parent: Path) -> None:
+    now = time.time()
+    with contextlib.suppress(OSError):
+        for d in parent.glob(f"{PREFIX}*"):
+            with contextlib.suppress(OSError):
+                if now - d.stat().st_mtime > STALE_SECONDS:
+                    d.rmdir()  # fails, harmlessly, while it still has processes
+
+
+def _own_paths() -> dict[str, str]:
+    """Controller (or "" for v2) -> this process's cgroup path."""
+    paths: dict[str, str] = {}
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/self/cgroup").read_text().splitlines():
+            _, controllers, path = line.split(":", 2)
+            for c in controllers.split(",") if controllers else [""]:
+                paths[c] = path
+    return paths
+
+
+class RunCgroup:
+    def __init__(self, dirs: dict[str, Path], version: int) -> None:
+        self.dirs = dirs  # "memory"/"pids" -> cgroup directory (the same one on v2)
+        self.version = version
+
+    @classmethod
+    def create(
+        cls, memory_bytes: int, max_tasks: int, run_id: str = "", v2_parent: Path | None = None
+    ) -> RunCgroup | None:
+        """``v2_parent``: a delegated cgroup v2 directory to create runs in. cgroup v2 lets a
+        cgroup enable controllers for children only while it holds no process itself, so the
+        grader's own cgroup works only if it is the root; a deployment names an empty one."""
+        name = f"{PREFIX}{run_id or uuid.uuid4().hex[:16]}"
+        own = _own_paths()
+        made: list[Path] = []
+        try:
+            if (CGROUP_ROOT / "cgroup.controllers").exists():
+                parent = v2_parent or CGROUP_ROOT / own.get("", "/").lstrip("/")
+                enabled = (parent / "cgroup.subtree_control").read_text().split()
+                if not {"memory", "pids"} <= set(enabled):
+                    (parent / "cgroup.subtree_control").write_text("+memory +pids")
+                _sweep(parent)
+                d = parent / name
+                d.mkdir()
+                made.append(d)
+                (d / "memory.max").write_text(str(memory_bytes))
+                with contextlib.suppress(OSError):
+                    (d / "memory.swap.max").write_text("0")
+                (d / "pids.max").write_text(str(max_tasks))
+                return cls({"memory": d, "pids": d}, 2)
+            dirs: dict[str, Path] = {}
+            for ctl in ("memory", "pids"):
+                base = CGROUP_ROOT / ctl
+                if not (base / "cgroup.procs").exists():
+                    raise OSError(f"no cgroup v1 {ctl} hierarchy")
+                _sweep(base / own.get(ctl, "/").lstrip("/"))
+                d = base / own.get(ctl, "/").lstrip("/") / name
+                d.mkdir()
+                made.append(d)
+                dirs[ctl] = d
+            (dirs["memory"] / "memory.limit_in_bytes").write_text(str(memory_bytes))
+            with contextlib.suppress(OSError):
+                (dirs["memory"] / "memory.memsw.limit_in_bytes").write_text(str(memory_bytes))
+            (dirs["pids"] / "pids.max").write_text(str(max_tasks))
+            return cls(dirs, 1)
+        except OSError as exc:
+            for d in reversed(made):
+                with contextlib.suppress(OSError):
+                    d.rmdir()
+            global _warned
+            if not _warned:
+                _warned = True
+                log.warning(
+                    "no per-run cgroup (%s): memory and process limits are rlimits only", exc
+                )
+            return None
+
+    def procs_files(self) -> list[str]:
+        """Files the launcher writes "0" into, before exec, to join the cgroup."""
+        return sorted({str(d / "cgroup.procs") for d in self.dirs.values()})
+
+    def oom_killed(self) -> bool:
+        d = self.dirs["memory"]
+        name = "memory.events" if self.version == 2 else "memory.oom_control"
+        with contextlib.suppress(OSError, ValueError):
+            for line in (d / name).read_text().splitlines():
+                key, _, value = line.partition(" ")
+                if key == "oom_kill" and int(value) > 0:
+                    return True
+        return False
+
+    def pids(self) -> set[int]:
+        found: set[int] = set()
+        for d in self.dirs.values():
+            with contextlib.suppress(OSError, ValueError):
+                found |= {int(p) for p in (d / "cgroup.procs").read_text().split()}
+        return found
+
+    def kill_all(self) -> None:
+        """SIGKILL every process in the cgroup (one pass; ``remove`` repeats it)."""
+        if self.version == 2:
+            with contextlib.suppress(OSError):
+                (self.dirs["pids"] / "cgroup.kill").write_text("1")
+        for pid in self.pids():
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+
+    def remove(self) -> None:
+        """Kill what is left and remove the cgroup; a dying fork bomb can take a moment."""
+        deadline = time.monotonic() + REMOVE_SECONDS
+        for d in set(self.dirs.values()):
+            while True:
+                self.kill_all()
+                try:
+                    d.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    if time.monotonic() > deadline:
+                        log.warning("could not remove cgroup %s", d)
+                        break
+                    time.sleep(0.01)
+
+
+def join(procs_files: list[str]) -> None:
+    """Runs in the launcher between fork and exec: no allocation-heavy work here."""
+    for path in procs_files:
+        fd = os.open(path, os.O_WRONLY)
+        try:
+            os.write(fd, b"0")
+        finally:
+            os.close(fd)

@@ -1,0 +1,260 @@
+"""What every backend shares: launching a sandbox command, and turning what came back into a
+``RunResult``.
+
+``run_command`` is for backends that start a local process (bwrap, process). ``interpret`` is for
+every backend, including docker: give it the runner's stdout and what the host observed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import resource
+import selectors
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from sandbox.protocol import Limits, RunRequest, RunResult
+from sandbox.wire import OUTPUT_KILL_FACTOR, ParsedStream, parse_stream
+
+SANDBOX_STDERR_CAP = 16 * 1024
+# Extra tasks beyond Limits.max_processes: launcher, its init, the supervisor.
+LAUNCHER_TASKS = 3
+
+
+@dataclass
+class RawRun:
+    """What the host saw of one sandbox run, before interpretation."""
+
+    stdout: bytes  # the runner's result stream
+    stderr: bytes = b""  # the launcher's and supervisor's own stderr (not the submission's)
+    returncode: int | None = None
+    wall_seconds: float = 0.0
+    timed_out: bool = False  # killed by the host's wall clock
+    stream_overflow: bool = False  # the result stream passed its byte cap
+    oom_killed: bool = False  # the cgroup or container reported an OOM kill
+    launch_error: str = ""  # the sandbox could not be started at all
+
+
+def rlimits(limits: Limits) -> list[tuple[int, tuple[int, int]]]:
+    """The rlimits every sandboxed process inherits. Soft CPU limit first sends SIGXCPU."""
+    cpu = max(1, int(limits.cpu_seconds + 0.999))
+    memory = limits.memory_mb * 1024 * 1024
+    return [
+        (resource.RLIMIT_CPU, (cpu, cpu + 1)),
+        (resource.RLIMIT_AS, (memory, memory)),
+        (resource.RLIMIT_NPROC, (limits.max_processes, limits.max_processes)),
+        (resource.RLIMIT_FSIZE, (limits.file_bytes, limits.file_bytes)),
+        (resource.RLIMIT_NOFILE, (64, 64)),
+        (resource.RLIMIT_CORE, (0, 0)),
+    ]
+
+
+def apply_rlimits(values: list[tuple[int, tuple[int, int]]]) -> None:
+    for which, value in values:
+        resource.setrlimit(which, value)
+
+
+def run_command(
+    argv: Sequence[str],
+    job: bytes,
+    *,
+    wall_seconds: float,
+    stream_cap: int,
+    preexec_fn: Callable[[], None] | None = None,
+    pass_fds: Sequence[int] = (),
+    env: dict[str, str] | None = None,
+    extra_kill: Callable[[], None] | None = None,
+) -> RawRun:
+    """Start ``argv`` in its own session, send ``job`` on stdin, read stdout up to ``stream_cap``
+    bytes, and kill the whole process group once the wall clock runs out."""
+    start = time.monotonic()
+    try:
+        proc = subprocess.Popen(
+            list(argv),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            preexec_fn=preexec_fn,  # only async-signal-safe-ish calls: rlimits, cgroup, setuid
+            pass_fds=tuple(pass_fds),
+            env=env if env is not None else {},
+            close_fds=True,
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        return RawRun(stdout=b"", launch_error=f"could not start the sandbox: {exc}")
+
+    def kill() -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        if extra_kill is not None:
+            extra_kill()
+
+    writer = threading.Thread(target=_feed, args=(proc, job), daemon=True)
+    writer.start()
+    assert proc.stdout is not None and proc.stderr is not None
+    out = bytearray()
+    err = bytearray()
+    timed_out = overflow = False
+    deadline = start + wall_seconds
+    with selectors.DefaultSelector() as sel:
+        sel.register(proc.stdout, selectors.EVENT_READ, out)
+        sel.register(proc.stderr, selectors.EVENT_READ, err)
+        while sel.get_map():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                timed_out = True
+                break
+            for key, _ in sel.select(remaining):
+                chunk = os.read(key.fd, 1 << 16)
+                if not chunk:
+                    sel.unregister(key.fileobj)
+                    continue
+                buf: bytearray = key.data
+                if buf is out:
+                    out += chunk
+                    if len(out) > stream_cap:
+                        overflow = True
+                elif len(err) < SANDBOX_STDERR_CAP:
+                    err += chunk[: SANDBOX_STDERR_CAP - len(err)]
+            if overflow:
+                break
+    if timed_out or overflow:
+        kill()
+    try:
+        returncode: int | None = proc.wait(timeout=max(0.0, deadline - time.monotonic()) + 1.0)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        kill()
+        returncode = proc.wait()
+    # The launcher is gone; anything it left behind (there should be nothing) goes too.
+    kill()
+    proc.stdout.close()
+    proc.stderr.close()
+    writer.join(timeout=1.0)
+    return RawRun(
+        stdout=bytes(out[:stream_cap]),
+        stderr=bytes(err),
+        returncode=returncode,
+        wall_seconds=time.monotonic() - start,
+        timed_out=timed_out,
+        stream_overflow=overflow,
+    )
+
+
+def _feed(proc: subprocess.Popen[bytes], job: bytes) -> None:
+    assert proc.stdin is not None
+    with contextlib.suppress(OSError):
+        proc.stdin.write(job)
+    with contextlib.suppress(OSError):
+        proc.stdin.close()
+
+
+def _signal_name(sig: int) -> str:
+    try:
+        return signal.Signals(sig).name
+    except ValueError:
+        return f"signal {sig}"
+
+
+_SIGNAL_MEANING: dict[int, str] = {
+    signal.SIGSEGV: "segmentation fault",
+    signal.SIGBUS: "bus error",
+    signal.SIGABRT: "aborted",
+    signal.SIGFPE: "floating-point exception",
+    signal.SIGILL: "illegal instruction",
+    signal.SIGXFSZ: "file size limit exceeded",
+    signal.SIGSYS: "forbidden system call",
+}
+
+
+def interpret(raw: RawRun, request: RunRequest, backend: str) -> RunResult:
+    """Map what happened to a ``RunResult``. Expected outputs are not involved."""
+    limits = request.limits
+    parsed = parse_stream(raw.stdout, request)
+    result = RunResult(status="ok", cases=parsed.cases, backend=backend)
+    result.wall_seconds = raw.wall_seconds
+    end = parsed.end
+    if end is not None:
+        result.stdout, result.stderr = end.stdout, end.stderr
+        result.stdout_truncated = end.stdout_bytes > limits.output_bytes
+        result.stderr_truncated = end.stderr_bytes > limits.output_bytes
+
+    def fail(status: str, message: str) -> RunResult:
+        result.status = status  # type: ignore[assignment]
+        result.message = message
+        return result
+
+    if raw.launch_error:
+        return fail("internal_error", raw.launch_error)
+    if raw.oom_killed:  # before the clock: a run whose memory ran out often hangs after
+        return fail("memory_limit_exceeded", f"memory limit of {limits.memory_mb} MiB exceeded")
+    if raw.timed_out:
+        return fail(
+            "time_limit_exceeded", f"wall-clock limit of {limits.wall_seconds:g} s exceeded"
+        )
+    if raw.stream_overflow or (end is not None and end.result_overflow):
+        return fail(
+            "output_limit_exceeded",
+            f"returned arrays exceed the limit of {limits.result_bytes} bytes",
+        )
+    if not parsed.started:
+        detail = raw.stderr.decode("utf-8", "replace").strip()[-2000:] or parsed.problem
+        return fail(
+            "internal_error",
+            f"the sandbox did not start (exit status {raw.returncode}): {detail}",
+        )
+    if end is None:
+        if parsed.problem:
+            return fail("runtime_error", parsed.problem)
+        return fail(
+            "runtime_error",
+            "the sandbox exited before reporting (the submission may have killed its supervisor)",
+        )
+    if end.output_killed:
+        return fail(
+            "output_limit_exceeded",
+            f"printed more than {limits.output_bytes * OUTPUT_KILL_FACTOR} bytes "
+            "to stdout or stderr",
+        )
+    if parsed.load_failed is not None:
+        err = parsed.load_failed.error
+        text = err.traceback or f"{err.type}: {err.message}"
+        if parsed.load_failed.kind == "memory":
+            return fail(
+                "memory_limit_exceeded", f"MemoryError while importing the submission\n{text}"
+            )
+        if parsed.load_failed.kind == "compile":
+            return fail("compile_error", text)
+        return fail("runtime_error", f"the submission raised while being imported\n{text}")
+    if end.worker_signal is not None:
+        sig = end.worker_signal
+        cpu_hit = end.worker_cpu_seconds >= limits.cpu_seconds * 0.95
+        if sig == signal.SIGXCPU or (sig == signal.SIGKILL and cpu_hit):
+            return fail("time_limit_exceeded", f"CPU limit of {limits.cpu_seconds:g} s exceeded")
+        meaning = _SIGNAL_MEANING.get(sig, "")
+        suffix = f" ({meaning})" if meaning else ""
+        return fail("runtime_error", f"the submission was killed by {_signal_name(sig)}{suffix}")
+    if any(c.error is not None and c.error.type == "MemoryError" for c in parsed.cases):
+        return fail("memory_limit_exceeded", f"memory limit of {limits.memory_mb} MiB exceeded")
+    if not end.completed or len(parsed.cases) != len(request.cases):
+        return fail(
+            "runtime_error",
+            f"the submission exited (code {end.worker_exit}) before reporting every case",
+        )
+    return result
+
+
+__all__ = [
+    "LAUNCHER_TASKS",
+    "ParsedStream",
+    "RawRun",
+    "apply_rlimits",
+    "interpret",
+    "rlimits",
+    "run_command",
+]

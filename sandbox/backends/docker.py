@@ -1,0 +1,345 @@
+"""The docker backend: one throwaway container per run, from the image of sandbox/Dockerfile.
+
+The container gets no network, a read-only root, a small noexec tmpfs on /tmp, no capabilities,
+no new privileges, no IPC namespace sharing or /dev/shm, an empty environment and a non-root
+user; memory (= memory + swap), processes, CPU rate and rlimits are set by the engine, and the
+wall clock is kept here: past it the container is killed, which ends its whole process tree.
+
+Docker attach gives exactly three streams, so the job goes in on the runner's stdin and the result
+stream comes out on its stdout (the runner keeps the submission's own output off it); stderr holds
+the runner's diagnostics. The container is force-removed in every case.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import io
+import json
+import math
+import secrets
+import select
+import socket
+import struct
+import tarfile
+import time
+from functools import lru_cache
+from typing import Any
+
+import docker
+from docker.errors import DockerException, ImageNotFound, NotFound
+from docker.types import LogConfig, Ulimit
+from requests.exceptions import RequestException
+
+from sandbox.backends.common import SANDBOX_STDERR_CAP, RawRun, interpret
+from sandbox.backends.runtime import RUNNER
+from sandbox.protocol import Limits, RunRequest, RunResult
+from sandbox.seccomp import DENIED, NAMESPACE_FLAGS, TIOCSTI
+from sandbox.wire import encode_job, stream_cap
+
+DEFAULT_IMAGE = "tensorjudge/sandbox:latest"
+# Must match sandbox/Dockerfile: the venv, its stable site-packages link and the runner's path.
+IMAGE_RUNNER = "/opt/tensorjudge/runner.py"
+RUNNER_COMMAND = [
+    "/opt/venv/bin/python",
+    "-I",
+    "-S",
+    IMAGE_RUNNER,
+    "--sys-path",
+    "/opt/venv/site-packages",
+]
+SANDBOX_USER = "10001:10001"
+LABEL = "tensorjudge.sandbox"
+DEADLINE_LABEL = "tensorjudge.deadline"
+OWNER_LABEL = "tensorjudge.owner"  # which DockerSandbox made it: several may share an engine
+# Docker multiplexes stdout (1) and stderr (2) on the attach socket: type, 3 pad, length.
+_MUX_HEADER = struct.Struct(">BxxxL")
+# RLIMIT_NPROC counts every process of the uid on the host, across concurrent containers, so it
+# is only a backstop; the per-container bound is pids_limit.
+_NPROC_FACTOR = 16
+_NOFILE = 64  # as common.rlimits
+# After a kill, how long to wait for the engine to report the container's end.
+_KILL_WAIT_SECONDS = 10.0
+# A container whose host process died keeps running at most this long past its deadline before
+# prune() kills it.
+_ORPHAN_GRACE_SECONDS = 30.0
+
+
+class DockerUnavailableError(RuntimeError):
+    """No engine answers, or the sandbox image is missing."""
+
+
+class StaleImageError(DockerUnavailableError):
+    """The image's runner is not this checkout's sandbox/runner.py: the protocol may differ."""
+
+
+@lru_cache
+def seccomp_profile() -> str:
+    """The bwrap backend's system-call policy in Docker's JSON form, so both backends deny the
+    same calls. Docker's own default profile lets ptrace and io_uring through on this engine."""
+    eperm = {"action": "SCMP_ACT_ERRNO", "errnoRet": errno.EPERM}
+    rules: list[dict[str, Any]] = [{"names": list(DENIED), **eperm}]
+    rules.append(
+        {
+            "names": ["ioctl"],
+            "args": [
+                {"index": 1, "value": TIOCSTI, "valueTwo": 0xFFFFFFFF, "op": "SCMP_CMP_MASKED_EQ"}
+            ],
+            **eperm,
+        }
+    )
+    for flag in NAMESPACE_FLAGS:
+        rules.append(
+            {
+                "names": ["clone"],
+                "args": [{"index": 0, "value": flag, "valueTwo": flag, "op": "SCMP_CMP_MASKED_EQ"}],
+                **eperm,
+            }
+        )
+    # clone3 passes its flags in memory a filter cannot read: ENOSYS makes libc fall back to clone.
+    rules.append({"names": ["clone3"], "action": "SCMP_ACT_ERRNO", "errnoRet": errno.ENOSYS})
+    profile = {"defaultAction": "SCMP_ACT_ALLOW", "syscalls": rules}
+    return json.dumps(profile, separators=(",", ":"))
+
+
+def container_options(limits: Limits) -> dict[str, Any]:
+    """Everything the engine enforces for one run (kwargs of ``containers.create``)."""
+    cpu = max(1, math.ceil(limits.cpu_seconds))
+    memory = f"{limits.memory_mb}m"
+    memory_bytes = limits.memory_mb * 1024 * 1024
+    # The runner's supervisor is PID 1 and the only task beyond what the submission may start.
+    processes = limits.max_processes + 1
+    return {
+        "entrypoint": RUNNER_COMMAND,
+        "command": [],
+        "user": SANDBOX_USER,
+        "environment": {},  # run() adds only TENSORJUDGE_RUN, a random id
+        "working_dir": "/tmp",
+        "hostname": "sandbox",
+        "stdin_open": True,  # the SDK also sets StdinOnce: closing our end closes the runner's
+        "tty": False,
+        "network_mode": "none",
+        "read_only": True,
+        "tmpfs": {
+            "/tmp": f"rw,noexec,nosuid,nodev,size={limits.tmpfs_mb}m,mode=1777",
+            # An empty read-only tmpfs hides the host's sysfs (devices, kernel, cgroups).
+            "/sys": "ro,noexec,nosuid,nodev,size=4k",
+        },
+        "cgroupns": "private",
+        "ipc_mode": "none",  # no /dev/shm: the only writable place is the capped /tmp
+        "cap_drop": ["ALL"],
+        "security_opt": ["no-new-privileges", f"seccomp={seccomp_profile()}"],
+        "pids_limit": processes,
+        "mem_limit": memory,
+        "memswap_limit": memory,
+        "nano_cpus": 1_000_000_000,
+        "ulimits": [
+            # SIGXCPU at the soft limit, SIGKILL one second later.
+            Ulimit(name="cpu", soft=cpu, hard=cpu + 1),
+            Ulimit(name="fsize", soft=limits.file_bytes, hard=limits.file_bytes),
+            Ulimit(name="nofile", soft=_NOFILE, hard=_NOFILE),
+            Ulimit(name="core", soft=0, hard=0),
+            # Docker has no RLIMIT_AS; RLIMIT_DATA (private writable memory) makes one huge
+            # allocation a MemoryError, as AS does in the other backends. The cgroup limit
+            # below is what stops gradual growth.
+            Ulimit(name="data", soft=memory_bytes, hard=memory_bytes),
+            Ulimit(name="nproc", soft=processes * _NPROC_FACTOR, hard=processes * _NPROC_FACTOR),
+        ],
+        # Output reaches us through attach only; nothing is logged to the engine's disk.
+        "log_config": LogConfig(type=LogConfig.types.NONE),
+    }
+
+
+class DockerSandbox:
+    name = "docker"
+
+    def __init__(self, image: str = DEFAULT_IMAGE, base_url: str | None = None) -> None:
+        self.image = image
+        self.last_run_id = ""  # the TENSORJUDGE_RUN value of the latest run, for diagnostics
+        self.owner = secrets.token_hex(8)
+        try:
+            self.client = docker.DockerClient(base_url=base_url) if base_url else docker.from_env()
+            self.client.images.get(image)
+        except ImageNotFound as exc:
+            raise DockerUnavailableError(
+                f"the sandbox image {image} is missing: build it with .ci/docker-setup.sh "
+                "or `docker build -t tensorjudge/sandbox:latest -f sandbox/Dockerfile sandbox`"
+            ) from exc
+        except (DockerException, RequestException, OSError) as exc:
+            raise DockerUnavailableError(f"no Docker engine answers: {exc}") from exc
+        if self.image_runner() != RUNNER.read_bytes():
+            raise StaleImageError(
+                f"the runner in {image} differs from {RUNNER}: rebuild the image "
+                "(bash .ci/docker-setup.sh)"
+            )
+        self.prune()
+
+    def image_runner(self) -> bytes:
+        """The runner.py baked into the image, read without starting a container."""
+        container = self.client.containers.create(self.image, labels=self._labels(60.0))
+        try:
+            chunks, _ = container.get_archive(IMAGE_RUNNER)
+            with tarfile.open(fileobj=io.BytesIO(b"".join(chunks))) as tar:
+                member = tar.extractfile(tar.getmembers()[0])
+                return member.read() if member is not None else b""
+        finally:
+            with contextlib.suppress(NotFound, DockerException, RequestException):
+                container.remove(force=True)
+
+    def run(self, request: RunRequest) -> RunResult:
+        return interpret(self.execute(request), request, self.name)
+
+    def execute(self, request: RunRequest) -> RawRun:
+        """Run the job in a fresh container; what its streams and the engine said."""
+        limits = request.limits
+        job = encode_job(request)
+        cap = stream_cap(request)
+        run_id = secrets.token_hex(8)
+        self.last_run_id = run_id
+        options = container_options(limits)
+        # Not a secret: it lets the host find this run's processes (as for bwrap).
+        options["environment"] = {"TENSORJUDGE_RUN": run_id}
+        started = time.monotonic()
+        container = None
+        try:
+            container = self.client.containers.create(
+                self.image,
+                name=f"tj-sandbox-{run_id}",
+                labels=self._labels(limits.wall_seconds + 60.0),
+                **options,
+            )
+            # Attach before start, so no output can come before we listen.
+            attached = self.client.api.attach_socket(
+                container.id, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}
+            )
+            conn: socket.socket = getattr(attached, "_sock", attached)
+            try:
+                container.start()
+                # The wall clock starts once the runner exists, as for the local backends.
+                deadline = time.monotonic() + limits.wall_seconds
+                raw = _exchange(conn, job, cap, deadline)
+            finally:
+                # The hijacked connection is ours alone: close it, not only its file wrapper.
+                conn.close()
+                attached.close()
+            if not (raw.timed_out or raw.stream_overflow):
+                try:
+                    # The streams ended, so the runner has; the engine may take a moment.
+                    remaining = max(0.0, deadline - time.monotonic())
+                    status = container.wait(timeout=remaining + _KILL_WAIT_SECONDS)
+                except RequestException:
+                    raw.timed_out = True
+            if raw.timed_out or raw.stream_overflow:
+                with contextlib.suppress(NotFound, DockerException, RequestException):
+                    container.kill()
+                status = container.wait(timeout=_KILL_WAIT_SECONDS)
+            raw.returncode = int(status.get("StatusCode", -1))
+            container.reload()
+            raw.oom_killed = bool(container.attrs["State"].get("OOMKilled"))
+            raw.stdout = raw.stdout[:cap]
+            raw.wall_seconds = time.monotonic() - started
+            return raw
+        except ImageNotFound:
+            return RawRun(
+                stdout=b"",
+                launch_error=f"the sandbox image {self.image} is missing: "
+                "build it with .ci/docker-setup.sh",
+            )
+        except (DockerException, RequestException, OSError) as exc:
+            return RawRun(stdout=b"", launch_error=f"docker: {exc}")
+        finally:
+            if container is not None:
+                with contextlib.suppress(NotFound, DockerException, RequestException):
+                    container.remove(force=True)
+
+    def _labels(self, lifetime_seconds: float) -> dict[str, str]:
+        """Marks a container as ours, with the time after which prune() may remove it."""
+        deadline = str(int(time.time() + lifetime_seconds))
+        return {LABEL: "1", OWNER_LABEL: self.owner, DEADLINE_LABEL: deadline}
+
+    def leftovers(self) -> list[str]:
+        """Names of this sandbox's containers still on the engine (none between runs)."""
+        mine = self.client.containers.list(
+            all=True, filters={"label": [LABEL, f"{OWNER_LABEL}={self.owner}"]}
+        )
+        return [str(c.name) for c in mine]
+
+    def prune(self) -> int:
+        """Remove sandbox containers left behind by a host process that died mid-run: exited
+        ones, and running ones well past their deadline. Returns how many were removed."""
+        removed = 0
+        now = time.time()
+        try:
+            containers = self.client.containers.list(all=True, filters={"label": LABEL})
+        except (DockerException, RequestException):
+            return 0
+        for container in containers:
+            labels = container.labels or {}
+            try:
+                deadline = float(labels.get(DEADLINE_LABEL, "0"))
+            except ValueError:
+                deadline = 0.0
+            finished = container.status in ("exited", "dead")
+            if finished or now > deadline + _ORPHAN_GRACE_SECONDS:
+                with contextlib.suppress(NotFound, DockerException, RequestException):
+                    container.remove(force=True)
+                    removed += 1
+        return removed
+
+
+def _exchange(conn: socket.socket, job: bytes, cap: int, deadline: float) -> RawRun:
+    """Write the job, then read the multiplexed output until the container ends, the result
+    stream passes ``cap`` bytes, or the deadline passes."""
+    raw = RawRun(stdout=b"")
+    stdout = bytearray()
+    stderr = bytearray()
+    conn.setblocking(False)
+    pending = memoryview(job)
+    writing = True
+    buffer = bytearray()
+    try:
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raw.timed_out = True
+                return raw
+            wanted = [conn] if writing else []
+            readable, writable, _ = select.select([conn], wanted, [], remaining)
+            if writable:
+                try:
+                    pending = pending[conn.send(pending[: 1 << 16]) :]
+                except BlockingIOError:
+                    pass
+                except OSError:
+                    writing = False  # the runner is gone before reading it all; its end says why
+                if writing and not pending:
+                    writing = False
+                    with contextlib.suppress(OSError):
+                        conn.shutdown(socket.SHUT_WR)
+            if not readable:
+                continue
+            try:
+                chunk = conn.recv(1 << 16)
+            except BlockingIOError:
+                continue
+            except OSError:
+                return raw
+            if not chunk:
+                return raw
+            buffer += chunk
+            while len(buffer) >= _MUX_HEADER.size:
+                kind, length = _MUX_HEADER.unpack_from(buffer)
+                end = _MUX_HEADER.size + length
+                if len(buffer) < end:
+                    break
+                if kind == 1:
+                    stdout += buffer[_MUX_HEADER.size : end]
+                elif len(stderr) < SANDBOX_STDERR_CAP:
+                    stderr += buffer[_MUX_HEADER.size : end][: SANDBOX_STDERR_CAP - len(stderr)]
+                del buffer[:end]
+                if len(stdout) > cap:
+                    raw.stream_overflow = True
+                    return raw
+    finally:
+        raw.stdout = bytes(stdout)
+        raw.stderr = bytes(stderr)

@@ -1,0 +1,54 @@
+"""Where the sandbox's Python and numpy come from on this host."""
+
+from __future__ import annotations
+
+import os
+import sys
+import sysconfig
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import numpy
+
+RUNNER = Path(__file__).resolve().parents[1] / "runner.py"
+
+
+@dataclass(frozen=True)
+class PythonRuntime:
+    executable: Path  # the real interpreter binary (not a venv symlink)
+    prefix: Path  # its installation prefix (bin/, lib/pythonX.Y/)
+    stdlib: Path  # lib/pythonX.Y
+    numpy_dir: Path  # the numpy package directory
+    numpy_libs: Path | None  # numpy.libs (bundled BLAS) beside it, for wheels that have one
+
+    @property
+    def site_packages(self) -> Path:
+        return self.numpy_dir.parent
+
+
+def default_python() -> Path:
+    """The real path of the interpreter behind this venv."""
+    return Path(os.path.realpath(getattr(sys, "_base_executable", sys.executable)))
+
+
+@lru_cache
+def discover(python: Path | None = None) -> PythonRuntime:
+    executable = Path(os.path.realpath(python or default_python()))
+    if executable != Path(os.path.realpath(default_python())):
+        # Another interpreter: its prefix is two levels up by convention (prefix/bin/python).
+        prefix = executable.parent.parent
+        named = prefix / "lib" / executable.name  # python3.11 -> lib/python3.11
+        stdlib = named if named.is_dir() else next(prefix.glob("lib/python3.*"), prefix / "lib")
+    else:
+        prefix = Path(sys.base_prefix).resolve()
+        stdlib = Path(sysconfig.get_path("stdlib", vars={"installed_base": str(prefix)})).resolve()
+    numpy_dir = Path(numpy.__file__).resolve().parent
+    libs = numpy_dir.parent / "numpy.libs"
+    return PythonRuntime(
+        executable=executable,
+        prefix=prefix,
+        stdlib=stdlib,
+        numpy_dir=numpy_dir,
+        numpy_libs=libs if libs.is_dir() else None,
+    )

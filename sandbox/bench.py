@@ -1,0 +1,51 @@
+"""Per-run latency of each local sandbox backend on a trivial correct submission.
+
+    .venv/bin/python -m sandbox.bench [runs]
+
+Prints the median and spread of wall time per run (start, numpy import, one call, teardown).
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+
+import numpy as np
+
+from sandbox.backends.bwrap import BwrapSandbox
+from sandbox.backends.process import ProcessSandbox
+from sandbox.protocol import CaseArgs, RunRequest, Sandbox
+
+REQUEST = RunRequest(
+    code="def f(a, n):\n    return a * n\n",
+    function_name="f",
+    param_names=["a", "n"],
+    cases=[CaseArgs(name="c", args={"a": np.ones((4, 8)), "n": 2})],
+)
+
+
+def measure(sandbox: Sandbox, runs: int) -> list[float]:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        result = sandbox.run(REQUEST)
+        times.append(time.perf_counter() - start)
+        assert result.status == "ok", result.message
+    return times
+
+
+def main(argv: list[str]) -> None:
+    runs = int(argv[0]) if argv else 20
+    backends: list[Sandbox] = [BwrapSandbox(), ProcessSandbox()]
+    for sandbox in backends:
+        measure(sandbox, 2)  # warm the page cache
+        t = sorted(measure(sandbox, runs))
+        print(
+            f"{sandbox.name:8s} runs={runs} median={statistics.median(t) * 1000:.0f} ms "
+            f"min={t[0] * 1000:.0f} ms p90={t[int(0.9 * (runs - 1))] * 1000:.0f} ms"
+        )
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

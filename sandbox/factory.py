@@ -1,0 +1,68 @@
+"""Choose the sandbox backend from settings (``GRADER_SANDBOX``)."""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from pathlib import Path
+from typing import Protocol
+
+from sandbox.protocol import Sandbox
+
+log = logging.getLogger(__name__)
+
+
+class SandboxSettings(Protocol):
+    """The part of ``app.core.config.Settings`` a sandbox needs (read-only)."""
+
+    @property
+    def sandbox(self) -> str: ...
+    @property
+    def allow_unsafe_sandbox(self) -> bool: ...
+    @property
+    def sandbox_python(self) -> Path | None: ...
+    @property
+    def sandbox_host_uid_base(self) -> int: ...
+    @property
+    def sandbox_cgroup(self) -> bool: ...
+    @property
+    def sandbox_cgroup_parent(self) -> Path | None: ...
+    @property
+    def docker_image(self) -> str: ...
+    @property
+    def docker_url(self) -> str | None: ...
+
+
+class UnsafeSandboxRefused(RuntimeError):
+    pass
+
+
+def make_sandbox(settings: SandboxSettings) -> Sandbox:
+    kind = settings.sandbox
+    if kind == "bwrap":
+        from sandbox.backends.bwrap import BwrapSandbox
+
+        return BwrapSandbox(
+            python=settings.sandbox_python,
+            host_uid_base=settings.sandbox_host_uid_base,
+            use_cgroup=settings.sandbox_cgroup,
+            cgroup_parent=settings.sandbox_cgroup_parent,
+        )
+    if kind == "docker":
+        # Imported lazily: the Docker SDK is only needed by deployments that choose it.
+        docker_backend = importlib.import_module("sandbox.backends.docker")
+        sandbox: Sandbox = docker_backend.DockerSandbox(
+            image=settings.docker_image, base_url=settings.docker_url
+        )
+        return sandbox
+    if kind == "process":
+        if not settings.allow_unsafe_sandbox:
+            raise UnsafeSandboxRefused(
+                "GRADER_SANDBOX=process runs submissions without isolation; "
+                "set GRADER_ALLOW_UNSAFE_SANDBOX=1 to accept that (development only)"
+            )
+        from sandbox.backends.process import ProcessSandbox
+
+        log.warning("GRADER_SANDBOX=process: submissions run WITHOUT isolation (development only)")
+        return ProcessSandbox(python=settings.sandbox_python)
+    raise ValueError(f"unknown sandbox backend {kind!r}")

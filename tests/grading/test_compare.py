@@ -1,0 +1,179 @@
+"""Per-case comparison, score and verdict, on hand-made sandbox results."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from app.grading.compare import compare_case, compare_cases, hidden_traceback, score, verdict
+from app.problems.cases import TestCase as Case
+from app.problems.spec import Tolerance
+from sandbox.protocol import CaseError, CaseOutcome, RunResult
+from sandbox.verdicts import Verdict
+
+TOL = Tolerance(rtol=1e-7, atol=1e-9)
+EXPECTED = np.array([[1.0, -2.0, 3.0], [4.0, 5.0, 1e-12]])
+
+
+def case(visibility: str = "public", name: str = "c") -> Case:
+    return Case(name=name, inputs={}, visibility=visibility, expected=EXPECTED)  # type: ignore[arg-type]
+
+
+def outcome(output=None, **kw) -> CaseOutcome:
+    return CaseOutcome(name="c", output=output, **kw)
+
+
+def test_equal_and_reordered_float64_pass():
+    assert compare_case(case(), outcome(EXPECTED.copy()), TOL).status == "passed"
+    # Within rtol of the reference, and atol absorbs the tiny expected entry.
+    nudged = EXPECTED * (1 + 5e-8) + np.array([[0, 0, 0], [0, 0, 5e-10]])
+    assert compare_case(case(), outcome(nudged), TOL).status == "passed"
+
+
+def test_reference_is_the_second_argument_of_allclose():
+    # |a - e| <= atol + rtol*|e|: scaled by the expected value, not by the submission's.
+    loose = Tolerance(rtol=0.5, atol=0.0)
+    c = Case(name="c", inputs={}, visibility="public", expected=np.array([1.0]))
+    # 0.8 <= 0.5 * 1.8 would pass with the arguments swapped; 0.8 > 0.5 * 1.0 fails.
+    assert compare_case(c, outcome(np.array([1.8])), loose).status == "failed"
+    assert compare_case(c, outcome(np.array([1.4])), loose).status == "passed"
+
+
+def test_public_mismatch_reports_largest_error_and_where():
+    wrong = EXPECTED.copy()
+    wrong[1, 1] += 0.25
+    wrong[0, 0] += 0.01
+    report = compare_case(case(), outcome(wrong), TOL)
+    assert report.status == "failed"
+    assert report.max_error == pytest.approx(0.25)
+    assert report.max_error_index == [1, 1]
+    assert "[1, 1]" in report.message and "5.25" in report.message
+    np.testing.assert_allclose(np.array(report.error_grid), np.abs(wrong - EXPECTED))
+
+
+def test_error_grid_takes_the_worst_over_leading_axes_and_is_capped():
+    expected = np.zeros((3, 40, 50))
+    actual = expected.copy()
+    actual[2, 1, 4] = 0.5
+    actual[0, 1, 4] = 0.25
+    actual[1, 39, 49] = 9.0  # outside the grid's cap: counted in max_error, not drawn
+    c = Case(name="c", inputs={}, visibility="public", expected=expected)
+    report = compare_case(c, outcome(actual), TOL)
+    assert report.max_error == 9.0
+    grid = np.array(report.error_grid)
+    assert grid.shape == (32, 32)
+    assert grid[1, 4] == 0.5 and np.count_nonzero(grid) == 1
+
+
+def test_hidden_mismatch_message_has_no_values_or_positions():
+    wrong = EXPECTED + 0.123456
+    report = compare_case(case("hidden"), outcome(wrong), TOL)
+    assert report.status == "failed"
+    assert report.max_error is None and report.max_error_index is None
+    assert report.error_grid is None
+    assert not any(ch.isdigit() for ch in report.message)
+
+
+def test_shape_is_checked_before_values():
+    report = compare_case(case("hidden"), outcome(np.zeros((3, 2))), TOL)
+    assert report.status == "failed"
+    assert report.message == "wrong shape: expected (2, 3), got (3, 2)"
+
+
+def test_non_finite_is_checked_before_closeness():
+    bad = EXPECTED.copy()
+    bad[0, 1] = np.nan
+    bad[1, 0] = np.inf
+    report = compare_case(case(), outcome(bad), TOL)
+    assert report.status == "failed"
+    assert report.message.startswith("2 of 6 output values are NaN or infinite")
+
+
+def test_mutated_inputs_fail_even_when_the_output_is_right():
+    report = compare_case(case(), outcome(EXPECTED.copy(), mutated_inputs=["Q", "V"]), TOL)
+    assert report.status == "failed"
+    assert "Q, V" in report.message
+
+
+def test_exceptions_are_errors_and_hidden_ones_show_only_their_type():
+    err = CaseError(type="ValueError", message="bad value 0.4471 and 17 in shape (2, 3)")
+    public = compare_case(case(), outcome(error=err), TOL)
+    hidden = compare_case(case("hidden"), outcome(error=err), TOL)
+    assert public.status == hidden.status == "error"
+    assert public.message == "ValueError: bad value 0.4471 and 17 in shape (2, 3)"
+    assert hidden.message.startswith("ValueError ")
+    assert not any(ch.isdigit() for ch in hidden.message)
+
+
+def test_hidden_traceback_keeps_the_frames_and_drops_every_message():
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "submission.py", line 3, in f\n'
+        "    raise KeyError(Q[0])\n"
+        "KeyError: 0.123\n\n"
+        "During handling of the above exception, another exception occurred:\n\n"
+        "Traceback (most recent call last):\n"
+        '  File "submission.py", line 5, in f\n'
+        "    raise ValueError(str(Q))\n"
+        "ValueError: [[0.5 0.25]\n 0.75]]\n"
+    )
+    shown = hidden_traceback(text, "ValueError")
+    assert "line 3, in f" in shown and "raise ValueError(str(Q))" in shown
+    assert "0.123" not in shown and "0.5" not in shown and "During" not in shown
+    assert shown.endswith("ValueError (the message is shown for public examples only)")
+
+
+def test_complex_output_is_not_a_real_number():
+    report = compare_case(case(), outcome(EXPECTED.astype(complex)), TOL)
+    assert report.status == "failed" and "complex" in report.message
+
+
+def test_missing_outcome_says_the_run_ended_early():
+    report = compare_case(case(), None, TOL, "time_limit_exceeded")
+    assert report.status == "error"
+    assert "time limit exceeded" in report.message
+
+
+def test_score_is_the_weighted_fraction_and_verdict_needs_every_case():
+    cases = [
+        Case(name=n, inputs={}, visibility="hidden", weight=w, expected=EXPECTED)
+        for n, w in (("a", 1.0), ("b", 3.0))
+    ]
+    run = RunResult(
+        status="ok",
+        cases=[
+            CaseOutcome(name="a", output=EXPECTED + 1),
+            CaseOutcome(name="b", output=EXPECTED.copy()),
+        ],
+    )
+    reports = compare_cases(cases, run, TOL)
+    assert [r.status for r in reports] == ["failed", "passed"]
+    assert score(cases, reports) == pytest.approx(0.75)
+    assert verdict(run, reports) == Verdict.WRONG_ANSWER
+    run.cases[0] = CaseOutcome(name="a", output=EXPECTED.copy())
+    reports = compare_cases(cases, run, TOL)
+    assert score(cases, reports) == 1.0
+    assert verdict(run, reports) == Verdict.ACCEPTED
+
+
+def test_a_raising_case_is_a_runtime_error():
+    cases = [case()]
+    run = RunResult(status="ok", cases=[outcome(error=CaseError(type="KeyError", message="x"))])
+    assert verdict(run, compare_cases(cases, run, TOL)) == Verdict.RUNTIME_ERROR
+
+
+@pytest.mark.parametrize(
+    "status",
+    [
+        "compile_error",
+        "runtime_error",
+        "time_limit_exceeded",
+        "memory_limit_exceeded",
+        "output_limit_exceeded",
+        "internal_error",
+    ],
+)
+def test_run_status_decides_the_verdict(status):
+    run = RunResult(status=status, cases=[CaseOutcome(name="c", output=EXPECTED.copy())])
+    reports = compare_cases([case()], run, TOL)
+    assert verdict(run, reports) == Verdict(status)

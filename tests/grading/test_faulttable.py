@@ -1,0 +1,105 @@
+"""The error model's table: every fault combination is told apart by the probes."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from app.grading.faulttable import FaultTable, enumerate_combos
+from app.problems.loader import Problem
+
+
+def _distance(table: FaultTable) -> np.ndarray:
+    """Largest difference between two combinations' outputs over the probes, relative to the
+    probe's output scale; infinite where NaN/inf sit in different places."""
+    n = len(table.combos)
+    dist = np.zeros((n, n))
+    for column in table.columns:
+        diff = np.abs(column.filled[:, None, :] - column.filled[None, :, :]).max(axis=-1)
+        diff /= column.scale
+        diff[(column.finite[:, None, :] != column.finite[None, :, :]).any(axis=-1)] = np.inf
+        dist = np.maximum(dist, diff)
+    return dist
+
+
+def test_probes_separate_every_combination_of_up_to_three_faults(mha: Problem, table: FaultTable):
+    model = mha.diagnostics.error_model  # type: ignore[union-attr]
+    codes = {c for combo in table.combos for c in combo.codes}
+    assert codes == set(model.faults)
+    assert max(c.size for c in table.combos) == 3
+    # Every allowed set of codes is present (variants that behave alike were merged, not lost).
+    allowed = {c.codes for c in enumerate_combos(mha.diagnostics)}  # type: ignore[arg-type]
+    assert {c.codes for c in table.combos} == allowed
+    assert len(allowed) > 300
+    dist = _distance(table)
+    # Variants of one code count as the same misconception; anything else must differ by more
+    # than twice the low-precision tolerance, so not even a float32 answer can be mistaken.
+    margin = 2 * model.diagnosis.low_precision
+    for i, j in itertools.combinations(range(len(table.combos)), 2):
+        a, b = table.combos[i], table.combos[j]
+        if a.codes != b.codes:
+            assert dist[i, j] > margin, (sorted(a.flags), sorted(b.flags), dist[i, j])
+
+
+def test_groups_are_never_combined(table: FaultTable, mha: Problem):
+    model = mha.diagnostics.error_model  # type: ignore[union-attr]
+    for combo in table.combos:
+        groups = [model.faults[c].group for c in combo.codes if model.faults[c].group]
+        assert len(groups) == len(set(groups)), combo
+
+
+def test_both_merges_of_the_wrong_split_are_kept_as_one_code(table: FaultTable):
+    variants = [c for c in table.combos if c.codes == frozenset({"reshape-order"})]
+    assert {frozenset(v.flags) for v in variants} == {
+        frozenset({"reshape-order"}),
+        frozenset({"reshape-order/textbook-merge"}),
+    }
+    # Once the merge skips the transpose, both variants behave alike and only one row is kept.
+    skip = [c for c in table.combos if c.codes == frozenset({"reshape-order", "no-transpose-back"})]
+    assert len(skip) == 1
+
+
+def test_plain_call_is_the_reference_and_unknown_flags_are_refused(mha: Problem):
+    probe = mha.diagnostics.probes[0]  # type: ignore[union-attr]
+    args = [probe.inputs[p.name] for p in mha.spec.params]
+    plain = mha.reference(*args)
+    np.testing.assert_array_equal(plain, mha.reference(*args, faults=frozenset()))
+    with pytest.raises(ValueError, match="unknown fault flags"):
+        mha.reference(*args, faults=frozenset({"no-such-fault"}))
+
+
+def test_probes_respect_the_design_rules(mha: Problem):
+    diagnostics = mha.diagnostics
+    assert diagnostics is not None
+    fault = [p for p in diagnostics.probes if p.purpose == "fault"]
+    for probe in diagnostics.probes:
+        h = probe.inputs["num_heads"]
+        _, n_q, d = probe.inputs["Q"].shape
+        n_k = probe.inputs["K"].shape[1]
+        assert isinstance(h, int) and h >= 2 and d // h >= 2, probe.name
+        assert n_q >= 2 and n_k >= 2, probe.name
+        assert probe.equal_lengths == (n_q == n_k) or probe.purpose == "property"
+    for probe in fault:
+        d, h = probe.inputs["Q"].shape[2], probe.inputs["num_heads"]
+        assert d != h * h, probe.name  # sqrt(d_model) == d_k would merge two scale faults
+    assert any(not p.equal_lengths for p in fault)
+    assert sum(p.equal_lengths for p in fault) >= 2
+    large = [p for p in fault if np.abs(p.inputs["Q"]).max() > 50]
+    assert len(large) == 1
+    for probe in fault:
+        if probe not in large:  # not saturated: the scale faults must show
+            assert np.abs(_scores(probe.inputs)).max() < 20, probe.name
+    # ...and the large one overflows np.exp wherever it is taken.
+    with np.errstate(over="ignore"):
+        assert not np.all(np.isfinite(np.exp(_scores(large[0].inputs) / 4)))
+
+
+def _scores(inputs) -> np.ndarray:
+    h = inputs["num_heads"]
+    batch, n_q, d = inputs["Q"].shape
+    d_k = d // h
+    q = (inputs["Q"] @ inputs["W_q"]).reshape(batch, n_q, h, d_k).transpose(0, 2, 1, 3)
+    k = (inputs["K"] @ inputs["W_k"]).reshape(batch, -1, h, d_k).transpose(0, 2, 1, 3)
+    return q @ k.transpose(0, 1, 3, 2) / np.sqrt(d_k)

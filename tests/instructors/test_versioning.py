@@ -1,0 +1,148 @@
+"""Test-set versions: every change bumps them, a submission records the one it was graded on,
+and any past version's set can be rebuilt exactly. On SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from fastapi.testclient import TestClient
+
+from app.problems.loader import Problem
+from app.testcases.current import cases_at, grading_set
+from app.testcases.service import CaseMeta, CaseService
+from app.worker.grader import BUILTIN_TEST_SET_VERSION
+from tests.instructors.conftest import (
+    CASES,
+    PROBLEM,
+    MakeClient,
+    add_tokens,
+    as_json,
+    bearer,
+    case_inputs,
+)
+from tests.submissions.codes import CORRECT
+
+
+def wait_done(api: TestClient, submission_id: str, timeout: float = 90) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        body: dict[str, Any] = api.get(f"/api/submissions/{submission_id}").json()
+        if body["status"] == "done":
+            return body
+        time.sleep(0.05)
+    raise AssertionError(f"submission {submission_id} not done after {timeout}s")
+
+
+def version_of(api: TestClient, headers: dict[str, str]) -> int:
+    version: int = api.get(CASES, headers=headers).json()["test_set_version"]
+    return version
+
+
+def test_every_change_bumps_the_version_and_nothing_else_does(
+    make_client: MakeClient, database_url: str | None
+):
+    api = make_client(database_url)
+    headers = bearer(add_tokens(api).instructor)
+    assert version_of(api, headers) == BUILTIN_TEST_SET_VERSION == 1
+    first = api.post(CASES, json={"name": "a", "inputs": as_json(case_inputs(1))}, headers=headers)
+    assert first.json()["test_set_version"] == 2 and first.json()["added_in_version"] == 2
+    second = api.post(CASES, json={"name": "b", "inputs": as_json(case_inputs(2))}, headers=headers)
+    assert second.json()["test_set_version"] == 3
+    removed = api.delete(f"{CASES}/{first.json()['id']}", headers=headers)
+    assert removed.status_code == 200 and removed.json() == {
+        "id": first.json()["id"],
+        "name": "a",
+        "test_set_version": 4,
+    }
+    assert version_of(api, headers) == 4
+    # Refused changes leave the version alone.
+    bad = api.post(CASES, json={"name": "c", "inputs": {"Q": [1.0]}}, headers=headers)
+    assert bad.status_code == 422
+    assert api.delete(f"{CASES}/{first.json()['id']}", headers=headers).status_code == 404
+    assert api.delete(f"{CASES}/999999", headers=headers).status_code == 404
+    assert version_of(api, headers) == 4
+    names = [c["name"] for c in api.get(CASES, headers=headers).json()["cases"]]
+    assert "b" in names and "a" not in names
+
+
+def test_concurrent_changes_get_distinct_versions(
+    make_client: MakeClient, database_url: str | None, mha: Problem
+):
+    api = make_client(database_url)
+    service = CaseService(api.app.state.settings, api.app.state.submissions.sessions)  # type: ignore[attr-defined]
+    versions: list[int] = []
+    errors: list[BaseException] = []
+
+    def add(n: int) -> None:
+        try:
+            _, version = service.add(mha, CaseMeta(f"c{n}", "hidden", 1.0), case_inputs(n))
+            versions.append(version)
+        except BaseException as exc:  # collected: a thread's failure must fail the test
+            errors.append(exc)
+
+    threads = [threading.Thread(target=add, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors, errors
+    assert sorted(versions) == list(range(2, 10))
+
+
+def test_any_past_version_is_rebuilt_exactly(
+    make_client: MakeClient, database_url: str | None, mha: Problem
+):
+    api = make_client(database_url)
+    sessions = api.app.state.submissions.sessions  # type: ignore[attr-defined]
+    service = CaseService(api.app.state.settings, sessions)
+    row_a, _ = service.add(mha, CaseMeta("a", "hidden", 1.0), case_inputs(1))  # v2: a
+    service.add(mha, CaseMeta("b", "public", 2.0), case_inputs(2))  # v3: a, b
+    service.remove(mha, row_a.id)  # v4: b
+    service.add(mha, CaseMeta("a", "hidden", 1.0), case_inputs(3))  # v5: b, a (new)
+    builtin = [c.name for c in mha.examples + mha.hidden]
+    with sessions() as session:
+        sets = {v: [c.name for c in cases_at(session, mha, v)] for v in range(1, 6)}
+    assert sets == {
+        1: builtin,
+        2: [*builtin, "a"],
+        3: [*builtin, "a", "b"],
+        4: [*builtin, "b"],
+        5: [*builtin, "b", "a"],
+    }
+    with sessions() as session:
+        v3 = {c.name: c for c in cases_at(session, mha, 3)}
+        v5 = {c.name: c for c in cases_at(session, mha, 5)}
+    assert (v3["a"].inputs["Q"] != v5["a"].inputs["Q"]).any(), "v3 keeps the removed 'a'"
+    assert v3["b"].visibility == "public" and v3["b"].weight == 2.0
+    assert v3["b"].expected is not None
+    assert (v3["b"].expected == mha.solve(case_inputs(2))).all()
+    version, current = grading_set(sessions, mha)
+    assert version == 5 and [c.name for c in current] == sets[5]
+
+
+def test_a_submission_records_the_version_it_was_graded_on(make_client: MakeClient):
+    api = make_client()
+    headers = bearer(add_tokens(api).instructor)
+    url = f"/api/problems/{PROBLEM}/submissions"
+    before = wait_done(api, api.post(url, json={"code": CORRECT}).json()["id"])
+    assert before["test_set_version"] == 1
+    assert "extra" not in {t["name"] for t in before["tests"]}
+
+    added = api.post(
+        CASES,
+        json={"name": "extra", "visibility": "public", "inputs": as_json(case_inputs(5))},
+        headers=headers,
+    )
+    assert added.status_code == 201
+    after = wait_done(api, api.post(url, json={"code": CORRECT + "\n# again\n"}).json()["id"])
+    assert after["test_set_version"] == 2
+    extra = next(t for t in after["tests"] if t["name"] == "extra")
+    assert extra["status"] == "passed" and extra["visibility"] == "public"
+    assert after["verdict"] == "accepted"
+
+    api.delete(f"{CASES}/{added.json()['id']}", headers=headers)
+    last = wait_done(api, api.post(url, json={"code": CORRECT + "\n# third\n"}).json()["id"])
+    assert last["test_set_version"] == 3
+    assert "extra" not in {t["name"] for t in last["tests"]}

@@ -1,0 +1,127 @@
+"""Helpers of the sandbox tests: a request builder, the host's canaries, leftover checks."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from sandbox.protocol import CaseArgs, Limits, RunRequest, RunResult, Sandbox
+
+# Short limits keep the suite fast; each attack test that needs more says so.
+FAST = Limits(
+    cpu_seconds=2,
+    wall_seconds=4,
+    memory_mb=256,
+    max_processes=32,
+    output_bytes=4096,
+    file_bytes=1024 * 1024,
+    tmpfs_mb=4,
+    result_bytes=8 * 1024 * 1024,
+)
+
+IDENTITY = """
+import numpy as np
+
+def f(a, n):
+    return a * n
+"""
+
+
+@dataclass
+class Host:
+    """Things on the host the attacks go after, and the checks that they were left alone."""
+
+    token: str  # a random canary: in a file, in the grader's environment
+    canary_file: Path
+    data_dir: Path
+    outside: list[Path]  # files an attack tries to create on the host
+
+    def assert_token_absent(self, result: RunResult) -> None:
+        assert self.token not in visible_text(result)
+        for case in result.cases:
+            if case.output is not None:
+                assert self.token.encode() not in case.output.tobytes()
+
+    def assert_unchanged(self) -> None:
+        for path in self.outside:
+            assert not path.exists(), f"the sandbox created {path} on the host"
+
+
+def visible_text(result: RunResult) -> str:
+    """Every text field of a result: what a client could ever be shown."""
+    parts = [result.message, result.stdout, result.stderr]
+    for case in result.cases:
+        parts.append(case.name)
+        parts.extend(case.mutated_inputs)
+        if case.error is not None:
+            parts += [case.error.type, case.error.message, case.error.traceback]
+    return "\n".join(parts)
+
+
+def make_request(
+    code: str,
+    cases: list[dict[str, np.ndarray | int]] | None = None,
+    limits: Limits = FAST,
+    function_name: str = "f",
+) -> RunRequest:
+    if cases is None:
+        cases = [{"a": np.arange(6.0).reshape(2, 3), "n": 2}]
+    names = list(cases[0])
+    return RunRequest(
+        code=code,
+        function_name=function_name,
+        param_names=names,
+        cases=[CaseArgs(name=f"case-{i}", args=c) for i, c in enumerate(cases)],
+        limits=limits,
+    )
+
+
+def run(sandbox: Sandbox, code: str, **kwargs: object) -> RunResult:
+    return sandbox.run(make_request(code, **kwargs))  # type: ignore[arg-type]
+
+
+def run_processes(sandbox: Sandbox) -> list[int]:
+    """Host pids of processes of the sandbox's latest run that are still alive."""
+    run_id = getattr(sandbox, "last_run_id", "")
+    if not run_id:
+        return []
+    marker = f"TENSORJUDGE_RUN={run_id}".encode()
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            environ = Path(f"/proc/{entry.name}/environ").read_bytes()
+        except OSError:
+            continue
+        if marker in environ.split(b"\0"):
+            found.append(int(entry.name))
+    return found
+
+
+def assert_grader_still_works(sandbox: Sandbox) -> None:
+    """No process of the previous run survives, and a correct submission still grades right."""
+    deadline = time.monotonic() + 2.0
+    while run_processes(sandbox) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert run_processes(sandbox) == [], "processes of the attack's run survived it"
+    for path in getattr(sandbox, "last_cgroup_dirs", []):
+        assert not path.exists(), f"the run's cgroup {path} was not removed"
+    leftover = getattr(sandbox, "leftovers", None)
+    if callable(leftover):
+        deadline = time.monotonic() + 3.0
+        while leftover() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert leftover() == [], f"the backend left something behind: {leftover()}"
+    a = np.arange(6.0).reshape(2, 3)
+    result = run(sandbox, IDENTITY, cases=[{"a": a, "n": 3}])
+    assert result.status == "ok", result.message
+    assert result.cases[0].output is not None
+    np.testing.assert_array_equal(result.cases[0].output, a * 3)
+    # And the host itself can still start processes.
+    subprocess.run(["true"], check=True, timeout=5)

@@ -1,0 +1,54 @@
+"""The unsafe ``process`` backend and the backend factory."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from app.core.config import Settings
+from sandbox.backends.bwrap import BwrapSandbox
+from sandbox.backends.process import ProcessSandbox
+from sandbox.factory import UnsafeSandboxRefused, make_sandbox
+from tests.sandbox.helpers import IDENTITY, run
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def test_settings_refuse_the_process_backend_without_opt_in(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="GRADER_ALLOW_UNSAFE_SANDBOX"):
+        Settings(sandbox="process", data_dir=tmp_path)
+
+
+def test_make_sandbox_refuses_it_even_from_unvalidated_settings(tmp_path: Path) -> None:
+    settings = Settings.model_construct(sandbox="process", allow_unsafe_sandbox=False)
+    with pytest.raises(UnsafeSandboxRefused, match="without isolation"):
+        make_sandbox(settings)
+
+
+def test_process_backend_with_opt_in_warns_and_runs(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    settings = Settings(sandbox="process", allow_unsafe_sandbox=True, data_dir=tmp_path)
+    with caplog.at_level(logging.WARNING):
+        sandbox = make_sandbox(settings)
+    assert isinstance(sandbox, ProcessSandbox)
+    assert any("WITHOUT isolation" in r.getMessage() for r in caplog.records)
+    a = np.arange(4.0)
+    result = run(sandbox, IDENTITY, cases=[{"a": a, "n": 5}])
+    assert result.status == "ok" and result.backend == "process"
+    assert result.cases[0].output is not None
+    np.testing.assert_array_equal(result.cases[0].output, a * 5)
+
+
+def test_process_backend_still_enforces_time(tmp_path: Path) -> None:
+    result = run(ProcessSandbox(), "import time\ndef f(a, n):\n    time.sleep(60)\n")
+    assert result.status == "time_limit_exceeded"
+
+
+def test_bwrap_is_the_default(tmp_path: Path) -> None:
+    sandbox = make_sandbox(Settings(data_dir=tmp_path))
+    assert isinstance(sandbox, BwrapSandbox)
+    assert sandbox.name == "bwrap"

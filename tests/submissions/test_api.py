@@ -1,0 +1,246 @@
+"""The submissions API, graded for real in the sandbox, on SQLite and on PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from tests.submissions.codes import CORRECT, TIMEOUT, WRONG
+from tests.submissions.conftest import MakeClient
+
+URL = "/api/problems/multi-head-attention/submissions"
+
+
+def poll_done(api: TestClient, submission_id: str, timeout: float = 60) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        body: dict[str, Any] = api.get(f"/api/submissions/{submission_id}").json()
+        if body["status"] == "done":
+            return body
+        time.sleep(0.05)
+    raise AssertionError(f"submission {submission_id} not done after {timeout}s")
+
+
+def error_of(response: Any) -> dict[str, Any]:
+    body: dict[str, Any] = response.json()
+    assert set(body) == {"error"}, body
+    return body["error"]  # type: ignore[no-any-return]
+
+
+def test_submit_returns_202_then_the_result_by_polling(api: TestClient):
+    response = api.post(URL, json={"code": CORRECT})
+    assert response.status_code == 202, response.text
+    body = response.json()
+    assert body["status"] in ("queued", "running")
+    assert response.headers["location"] == f"/api/submissions/{body['id']}"
+    done = poll_done(api, body["id"])
+    assert done["verdict"] == "accepted"
+    assert done["score"] == 1.0
+    assert done["problem_id"] == "multi-head-attention"
+    assert done["mode"] == "submit"
+    assert done["attempts"] == 1
+    assert done["test_set_version"] == 1
+    assert done["finished_at"] >= done["created_at"]
+    assert {t["visibility"] for t in done["tests"]} == {"public", "hidden"}
+    assert all(r["status"] == "passed" for r in done["requirements"])
+
+
+def test_wait_returns_200_with_the_finished_result(api: TestClient):
+    response = api.post(URL, params={"wait": 30}, json={"code": WRONG})
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["status"] == "done"
+    assert body["verdict"] == "wrong_answer"
+    assert body["score"] < 1.0
+    assert body["diagnoses"], "a wrong answer comes with a diagnosis"
+    assert api.get(response.headers["location"]).json() == body
+
+
+def test_wait_gives_up_with_202_when_grading_takes_longer(api: TestClient):
+    response = api.post(URL, params={"wait": 0.2}, json={"code": TIMEOUT})
+    assert response.status_code == 202
+    assert response.json()["status"] in ("queued", "running")
+    assert poll_done(api, response.json()["id"])["verdict"] == "time_limit_exceeded"
+
+
+def test_examples_mode_grades_public_cases_only(api: TestClient):
+    response = api.post(URL, params={"wait": 30}, json={"code": CORRECT, "mode": "examples"})
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["mode"] == "examples"
+    assert body["verdict"] == "accepted"
+    assert body["tests"] and {t["visibility"] for t in body["tests"]} == {"public"}
+    assert body["test_set_version"] is None
+
+
+@pytest.mark.parametrize(
+    ("payload", "status", "code", "field"),
+    [
+        ({"code": ""}, 422, "empty_code", "code"),
+        ({"code": "   \n\t"}, 422, "empty_code", "code"),
+        ({"code": "x = 1\x00"}, 422, "invalid_code", "code"),
+        ({"code": "x = '\ud800'"}, 422, "invalid_code", "code"),
+        ({}, 422, "invalid_request", "code"),
+        ({"code": 5}, 422, "invalid_request", "code"),
+        ({"code": "x = 1", "mode": "fast"}, 422, "invalid_request", "mode"),
+        ({"code": "x = 1", "extra": 1}, 422, "invalid_request", "extra"),
+        ([1, 2], 422, "invalid_request", None),
+    ],
+)
+def test_invalid_bodies_get_clear_errors(
+    api: TestClient, payload: Any, status: int, code: str, field: str | None
+):
+    response = api.post(
+        URL, content=json.dumps(payload), headers={"content-type": "application/json"}
+    )
+    assert response.status_code == status, response.text
+    error = error_of(response)
+    assert error["code"] == code
+    assert error["field"] == field
+    assert error["message"]
+
+
+def test_code_over_the_size_limit_is_413(make_client: MakeClient):
+    api = make_client(max_code_bytes=1024)
+    response = api.post(URL, json={"code": "#" * 1025})
+    assert response.status_code == 413
+    assert error_of(response)["code"] == "code_too_large"
+    # Multi-byte characters count as bytes, not characters.
+    response = api.post(URL, json={"code": "é" * 513})
+    assert response.status_code == 413
+    assert api.post(URL, json={"code": "#" * 1024}).status_code == 202
+
+
+def test_non_utf8_and_non_json_bodies_are_400(api: TestClient):
+    response = api.post(
+        URL, content=b'{"code": "\xff\xfe"}', headers={"content-type": "application/json"}
+    )
+    assert response.status_code == 400
+    assert error_of(response)["code"] == "invalid_encoding"
+    response = api.post(URL, content=b"code=1", headers={"content-type": "application/json"})
+    assert response.status_code == 400
+    assert error_of(response)["code"] == "invalid_json"
+
+
+def test_unknown_problem_and_unknown_submission_are_404(api: TestClient):
+    response = api.post("/api/problems/no-such-problem/submissions", json={"code": CORRECT})
+    assert response.status_code == 404
+    assert error_of(response)["code"] == "problem_not_found"
+    for path in ("/api/submissions/nope", "/api/submissions/nope/events"):
+        response = api.get(path)
+        assert response.status_code == 404
+        assert error_of(response)["code"] == "submission_not_found"
+
+
+@pytest.mark.parametrize("wait", ["-1", "31", "soon"])
+def test_wait_out_of_range_is_422(api: TestClient, wait: str):
+    response = api.post(URL, params={"wait": wait}, json={"code": CORRECT})
+    assert response.status_code == 422
+    assert error_of(response)["field"] == "wait"
+
+
+def test_idempotency_key_makes_retries_safe(api: TestClient):
+    first = api.post(URL, json={"code": CORRECT}, headers={"Idempotency-Key": "k-1"})
+    assert first.status_code == 202
+    again = api.post(URL, json={"code": CORRECT}, headers={"Idempotency-Key": "k-1"})
+    assert again.status_code in (200, 202)
+    assert again.json()["id"] == first.json()["id"]
+    assert again.headers["idempotent-replayed"] == "true"
+    conflict = api.post(URL, json={"code": WRONG}, headers={"Idempotency-Key": "k-1"})
+    assert conflict.status_code == 409
+    assert error_of(conflict)["code"] == "idempotency_key_reused"
+    examples = api.post(
+        URL, json={"code": CORRECT, "mode": "examples"}, headers={"Idempotency-Key": "k-1"}
+    )
+    assert examples.status_code == 409
+    other = api.post(URL, json={"code": CORRECT}, headers={"Idempotency-Key": "k-2"})
+    assert other.json()["id"] != first.json()["id"]
+    assert api.post(URL, json={"code": CORRECT}).json()["id"] != first.json()["id"]
+    bad = api.post(URL, json={"code": CORRECT}, headers={"Idempotency-Key": "a b"})
+    assert bad.status_code == 422
+
+
+def test_rate_limit_answers_429_with_retry_after(make_client: MakeClient):
+    api = make_client(rate_limit=2, rate_window_seconds=120)
+    first = api.post(URL, json={"code": CORRECT}, headers={"Idempotency-Key": "r"})
+    assert first.status_code == 202
+    assert api.post(URL, json={"code": WRONG}).status_code == 202
+    response = api.post(URL, json={"code": CORRECT})
+    assert response.status_code == 429
+    assert error_of(response)["code"] == "rate_limited"
+    assert 1 <= int(response.headers["retry-after"]) <= 120
+    # A retry of an accepted request is answered, not limited: it creates nothing.
+    replay = api.post(URL, json={"code": CORRECT}, headers={"Idempotency-Key": "r"})
+    assert replay.status_code in (200, 202)
+    assert replay.json()["id"] == first.json()["id"]
+
+
+def test_full_queue_answers_503_with_retry_after(make_client: MakeClient):
+    api = make_client(queue_max=1, workers=1)
+    first = api.post(URL, json={"code": TIMEOUT})
+    assert first.status_code == 202
+    response = api.post(URL, json={"code": CORRECT})
+    assert response.status_code == 503
+    assert error_of(response)["code"] == "queue_full"
+    assert int(response.headers["retry-after"]) >= 1
+    poll_done(api, first.json()["id"])
+    assert api.post(URL, json={"code": CORRECT}).status_code == 202
+
+
+def read_events(
+    api: TestClient, path: str, headers: dict[str, str] | None = None
+) -> list[dict[str, Any]]:
+    events: list[dict[str, Any]] = []
+    with api.stream("GET", path, headers=headers or {}) as response:
+        assert response.status_code == 200
+        assert response.headers["content-type"].startswith("text/event-stream")
+        current: dict[str, Any] = {}
+        for line in response.iter_lines():
+            if not line:
+                if current:
+                    events.append(current)
+                current = {}
+            elif line.startswith(":"):
+                continue
+            else:
+                key, _, value = line.partition(": ")
+                current[key] = json.loads(value) if key == "data" else value
+    return events
+
+
+def test_events_stream_each_state_and_phase_and_end_with_the_result(api: TestClient):
+    submission_id = api.post(URL, json={"code": WRONG}).json()["id"]
+    events = read_events(api, f"/api/submissions/{submission_id}/events")
+    kinds = [e["event"] for e in events]
+    statuses = [e["data"]["status"] for e in events if e["event"] == "status"]
+    assert statuses == ["queued", "running", "done"]
+    assert "phase" in kinds
+    assert kinds[-1] == "result"
+    assert [int(e["id"]) for e in events] == sorted(int(e["id"]) for e in events)
+    result = events[-1]["data"]
+    assert result == api.get(f"/api/submissions/{submission_id}").json()
+    assert result["verdict"] == "wrong_answer"
+    # Resuming after the first event replays only what followed it.
+    resumed = read_events(
+        api, f"/api/submissions/{submission_id}/events", {"Last-Event-ID": events[0]["id"]}
+    )
+    assert resumed == events[1:]
+
+
+def test_a_failing_grader_is_retried_then_reported_as_internal_error(make_client: MakeClient):
+    # A real infrastructure failure: the docker backend with no Docker engine behind it.
+    api = make_client(
+        sandbox="docker", docker_url="unix:///nonexistent/docker.sock", max_attempts=2
+    )
+    submission_id = api.post(URL, json={"code": CORRECT}).json()["id"]
+    done = poll_done(api, submission_id)
+    assert done["verdict"] == "internal_error"
+    assert done["attempts"] == 2
+    assert done["error"].startswith("the grader failed")
+    events = read_events(api, f"/api/submissions/{submission_id}/events")
+    statuses = [e["data"]["status"] for e in events if e["event"] == "status"]
+    assert statuses == ["queued", "running", "queued", "running", "done"]

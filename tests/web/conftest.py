@@ -1,0 +1,125 @@
+"""Browser tests: the real app under uvicorn on 127.0.0.1, driven by Debian's headless Chromium."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import pytest
+
+from app.core.config import REPO_ROOT
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+STARTUP_SECONDS = 60.0
+
+
+@dataclass
+class Server:
+    url: str
+    env: dict[str, str]
+    log: Path
+    routes: set[str] = field(default_factory=set)
+
+    def has_route(self, method: str, path: str) -> bool:
+        return f"{method.upper()} {path}" in self.routes
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+@pytest.fixture(scope="session")
+def web_assets() -> Path:
+    # Same rule as `make run`/`make test`: (re)build only when missing or stale.
+    subprocess.run(["make", "-s", "frontend"], cwd=REPO_ROOT, check=True, timeout=600)
+    marker = REPO_ROOT / "app" / "web" / "static" / "dist" / "BUILT"
+    assert marker.exists(), "make frontend did not produce app/web/static/dist"
+    return marker.parent
+
+
+@pytest.fixture(scope="session")
+def server(web_assets: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    root = tmp_path_factory.mktemp("web-server")
+    port = _free_port()
+    env = dict(os.environ)
+    env.update({"GRADER_DATA_DIR": str(root / "data"), "GRADER_HOST": "127.0.0.1"})
+    log = root / "server.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "app", "serve", "--host", "127.0.0.1", "--port", str(port)],
+            cwd=REPO_ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + STARTUP_SECONDS
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"server exited with {proc.returncode}:\n{log.read_text()[-4000:]}")
+            try:
+                if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(f"server not up in {STARTUP_SECONDS} s:\n{log.read_text()[-4000:]}")
+            time.sleep(0.2)
+        openapi = httpx.get(f"{url}/openapi.json", timeout=10).json()
+        routes = {f"{m.upper()} {p}" for p, ops in openapi.get("paths", {}).items() for m in ops}
+        yield Server(url=url, env=env, log=log, routes=routes)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[object]:
+    from playwright.sync_api import sync_playwright
+
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (make deb-packages)")
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser: object, server: Server) -> Iterator[object]:
+    """A fresh browser context (empty storage) per test; uncaught page errors fail the test."""
+    from playwright.sync_api import Browser
+
+    assert isinstance(browser, Browser)
+    context = browser.new_context(viewport={"width": 1366, "height": 900}, base_url=server.url)
+    context.set_default_timeout(15_000)
+    pg = context.new_page()
+    errors: list[str] = []
+    pg.on("pageerror", lambda exc: errors.append(str(exc)))
+    yield pg
+    context.close()
+    assert not errors, f"uncaught errors in the page: {errors}"

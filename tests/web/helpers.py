@@ -1,0 +1,94 @@
+"""What the browser tests do through the page: fill the editor, read it, save screenshots."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from playwright.sync_api import Locator, Page
+
+from app.core.config import REPO_ROOT
+
+ARTIFACTS = REPO_ROOT / "tests" / "artifacts" / "web"
+
+CORRECT = """import numpy as np
+
+
+def multi_head_attention(Q, K, V, W_q, W_k, W_v, W_o, num_heads):
+    batch, n_q, d_model = Q.shape
+    d_k = d_model // num_heads
+
+    def split(x):
+        b, n, _ = x.shape
+        return x.reshape(b, n, num_heads, d_k).transpose(0, 2, 1, 3)
+
+    q, k, v = split(Q @ W_q), split(K @ W_k), split(V @ W_v)
+    scores = q @ k.transpose(0, 1, 3, 2) / np.sqrt(d_k)
+    scores = scores - scores.max(axis=-1, keepdims=True)
+    weights = np.exp(scores)
+    weights = weights / weights.sum(axis=-1, keepdims=True)
+    heads = weights @ v
+    return heads.transpose(0, 2, 1, 3).reshape(batch, n_q, d_model) @ W_o
+"""
+
+MISSING_WO = CORRECT.replace(".reshape(batch, n_q, d_model) @ W_o", ".reshape(batch, n_q, d_model)")
+# Returns the heads unmerged: shape (batch, h, n_q, d_k) instead of (batch, n_q, d_model).
+UNMERGED = CORRECT.replace(
+    "return heads.transpose(0, 2, 1, 3).reshape(batch, n_q, d_model) @ W_o", "return heads"
+)
+assert MISSING_WO != CORRECT and UNMERGED != CORRECT
+
+
+def shot(page: Page, name: str, *, full_page: bool = False) -> Path:
+    """Saves a screenshot under tests/artifacts/web/ for a person to look at."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=full_page)
+    return path
+
+
+def element_shot(locator: Locator, name: str) -> Path:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    locator.screenshot(path=str(path))
+    return path
+
+
+def set_code(page: Page, code: str) -> None:
+    """Replaces the editor's content the way a person would: select all, then paste-like input."""
+    page.locator(".cm-content").click()
+    page.keyboard.press("Control+a")
+    page.keyboard.insert_text(code)
+
+
+def editor_text(page: Page) -> str:
+    # An empty line renders as <br>, whose inner text is "\n".
+    lines: list[str] = page.locator(".cm-content .cm-line").all_inner_texts()
+    return "\n".join(line.rstrip("\n") for line in lines)
+
+
+def open_problem(page: Page, problem_id: str = "multi-head-attention") -> None:
+    page.goto(f"/problems/{problem_id}")
+    page.locator(".cm-content").wait_for()
+
+
+AXE = REPO_ROOT / "frontend" / "node_modules" / "axe-core" / "axe.min.js"
+
+
+def axe_violations(page: Page) -> list[dict[str, object]]:
+    """WCAG 2.1 A/AA violations that axe-core finds on the page as it is now."""
+    assert AXE.exists(), f"{AXE} is missing: run `cd frontend && npm ci`"
+    page.evaluate(AXE.read_text())
+    result: dict[str, list[dict[str, object]]] = page.evaluate(
+        """async () => await axe.run(document, {
+            runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']},
+        })"""
+    )
+    return [
+        {
+            "id": v["id"],
+            "impact": v["impact"],
+            "help": v["help"],
+            "nodes": [n["target"] for n in v["nodes"]][:5],  # type: ignore[attr-defined]
+        }
+        for v in result["violations"]
+    ]
