@@ -5,7 +5,11 @@ from __future__ import annotations
 from alembic import context
 from sqlalchemy.engine import Connection
 
-import app.submissions.models  # noqa: F401  (registers the tables on Base.metadata)
+# Imported for their side effect: each registers its tables on Base.metadata, so autogenerate
+# sees every table.
+import app.auth.models
+import app.submissions.models
+import app.testcases.models  # noqa: F401
 from app.core.config import get_settings
 from app.db.base import Base
 from app.db.engine import make_engine

@@ -42,12 +42,19 @@ def make_sandbox(settings: SandboxSettings) -> Sandbox:
     if kind == "bwrap":
         from sandbox.backends.bwrap import BwrapSandbox
 
-        return BwrapSandbox(
+        bwrap = BwrapSandbox(
             python=settings.sandbox_python,
             host_uid_base=settings.sandbox_host_uid_base,
             use_cgroup=settings.sandbox_cgroup,
             cgroup_parent=settings.sandbox_cgroup_parent,
         )
+        # getattr: settings objects written before the pool existed have no such field.
+        pool_size = int(getattr(settings, "sandbox_warm_pool", 0))
+        if pool_size > 0:
+            from sandbox.backends.pool import WarmPoolSandbox
+
+            return WarmPoolSandbox(bwrap, size=pool_size)
+        return bwrap
     if kind == "docker":
         # Imported lazily: the Docker SDK is only needed by deployments that choose it.
         docker_backend = importlib.import_module("sandbox.backends.docker")

@@ -66,6 +66,10 @@ class CaseOutcome(BaseModel):
     error: CaseError | None = None
     mutated_inputs: list[str] = []
     seconds: float = 0.0
+    # What the submission printed while this case ran (or after it, before the next one).
+    # A hidden case's output must never be shown to the student.
+    stdout: str = ""
+    stderr: str = ""
 
 
 RunStatus = Literal[
@@ -85,8 +89,12 @@ class RunResult(BaseModel):
     status: RunStatus
     cases: list[CaseOutcome] = []
     message: str = ""  # compile error text, crash reason, or internal error detail
+    # Everything printed, in order, whatever the phase: for operators and tests, not students.
     stdout: str = ""
     stderr: str = ""
+    # Printed while importing, before any case's inputs existed in the submission's process.
+    import_stdout: str = ""
+    import_stderr: str = ""
     stdout_truncated: bool = False
     stderr_truncated: bool = False
     wall_seconds: float = 0.0

@@ -42,8 +42,20 @@ Results (stdout), in order:
 * always last, ``{"type": "end", "completed": bool, "worker_exit": int | null,
   "worker_signal": int | null, "worker_cpu_seconds": float, "output_killed": bool,
   "result_overflow": bool, "stdout": str, "stderr": str, "stdout_bytes": int,
-  "stderr_bytes": int}`` (``completed``: the worker reported every case; ``*_bytes``: how
-  much was written in total, the text being cut at ``output_bytes``).
+  "stderr_bytes": int, "phases": [{"case": int | null, "stdout": str, "stderr": str}]}``
+  (``completed``: the worker reported every case; ``*_bytes``: how much was written in total,
+  the text being cut at ``output_bytes``; ``phases``: the same kept text split by when it was
+  printed: ``case: null`` while importing, else while that case ran or after it).
+
+Output attribution: before each case the worker flushes and sends ``case_start`` on its result
+pipe, then waits for the supervisor's one-byte acknowledgement. The supervisor first drains the
+capture pipes into the phase that is ending, then switches phase and acknowledges: whatever the
+submission prints once it holds a case's inputs is attributed to that case or a later one, never
+to an earlier (e.g. public) one. The host shows a hidden case's output to nobody.
+
+Warm start: the runner imports numpy and everything the worker uses BEFORE it reads the job, so
+a backend may start it ahead of demand (a warm pool) and send the job when one arrives. Each
+runner still serves exactly one job and exits.
 
 Design: the supervisor reads the job, imports numpy, lays every case's inputs in shared memory and
 forks the worker. The worker points its stdout/stderr at pipes the supervisor drains (capped), never
@@ -173,6 +185,12 @@ class Supervisor:
         os.close(devnull)
         self.captured = {"stdout": bytearray(), "stderr": bytearray()}
         self.written = {"stdout": 0, "stderr": 0}
+        # (case index or None for import time, {stream: kept bytes}), in order.
+        self.phases: list[tuple[int | None, dict[str, bytearray]]] = [
+            (None, {"stdout": bytearray(), "stderr": bytearray()})
+        ]
+        self.capture_fds: dict[int, str] = {}
+        self.ack_fd = -1
         self.result_total = 0
         self.output_killed = False
         self.result_overflow = False
@@ -187,18 +205,26 @@ class Supervisor:
         res_r, res_w = os.pipe()
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
+        ack_r, ack_w = os.pipe()
         pid = os.fork()
         if pid == 0:
             try:
                 os.close(res_r)
                 os.close(out_r)
                 os.close(err_r)
-                _Worker(self, res_w, out_w, err_w).run()
+                os.close(ack_w)
+                _Worker(self, res_w, out_w, err_w, ack_r).run()
             finally:
                 os._exit(70)
-        for fd in (res_w, out_w, err_w):
+        for fd in (res_w, out_w, err_w, ack_r):
             os.close(fd)
+        # Non-blocking: a phase change drains them to empty without waiting for more.
+        os.set_blocking(out_r, False)
+        os.set_blocking(err_r, False)
+        self.capture_fds = {out_r: "stdout", err_r: "stderr"}
+        self.ack_fd = ack_w
         self.pump(pid, {res_r: "result", out_r: "stdout", err_r: "stderr"})
+        os.close(ack_w)
         _, status, usage = os.wait4(pid, 0)
         self.finish(status, usage.ru_utime + usage.ru_stime)
 
@@ -227,7 +253,10 @@ class Supervisor:
         os.close(pidfd)
 
     def drain(self, fd: int, open_fds: dict[int, str], poller: select.poll, pid: int) -> bool:
-        data = os.read(fd, 1 << 16)
+        try:
+            data = os.read(fd, 1 << 16)
+        except BlockingIOError:
+            return False
         stream = open_fds[fd]
         if not data:
             poller.unregister(fd)
@@ -235,18 +264,22 @@ class Supervisor:
             os.close(fd)
             return False
         if stream == "result":
-            self.on_result_bytes(data, pid)
+            self.on_result_bytes(data, pid, open_fds, poller)
         else:
             kept = self.captured[stream]
             if len(kept) < self.output_cap:
-                kept += data[: self.output_cap - len(kept)]
+                piece = data[: self.output_cap - len(kept)]
+                kept += piece
+                self.phases[-1][1][stream] += piece
             self.written[stream] += len(data)
             if self.written[stream] > self.output_kill and not self.output_killed:
                 self.output_killed = True
                 _kill(pid)
         return True
 
-    def on_result_bytes(self, data: bytes, pid: int) -> None:
+    def on_result_bytes(
+        self, data: bytes, pid: int, open_fds: dict[int, str], poller: select.poll
+    ) -> None:
         if self.result_overflow:
             return
         self.buffer += data
@@ -259,7 +292,7 @@ class Supervisor:
                 return
             payload = bytes(self.buffer[FRAME_HEADER.size : FRAME_HEADER.size + length])
             del self.buffer[: FRAME_HEADER.size + length]
-            self.on_worker_frame(kind, payload, pid)
+            self.on_worker_frame(kind, payload, pid, open_fds, poller)
             if self.result_overflow:
                 return
 
@@ -268,7 +301,14 @@ class Supervisor:
         self.buffer.clear()
         _kill(pid)
 
-    def on_worker_frame(self, kind: bytes, payload: bytes, pid: int) -> None:
+    def on_worker_frame(
+        self,
+        kind: bytes,
+        payload: bytes,
+        pid: int,
+        open_fds: dict[int, str] | None = None,
+        poller: select.poll | None = None,
+    ) -> None:
         """Validate one frame from the worker (untrusted: the submission shares its process)."""
         pending = getattr(self, "_pending", None)
         if kind == BLOB_KIND:
@@ -284,7 +324,9 @@ class Supervisor:
         except (ValueError, FrameError):
             return
         mtype = msg.get("type")
-        if mtype == "case":
+        if mtype == "case_start" and open_fds is not None and poller is not None:
+            self.start_phase(msg.get("index"), pid, open_fds, poller)
+        elif mtype == "case":
             if msg.get("output") is not None:
                 self._pending = msg
             else:
@@ -301,6 +343,23 @@ class Supervisor:
             )
         elif mtype == "done":
             self.completed = True
+
+    def start_phase(
+        self, index: Any, pid: int, open_fds: dict[int, str], poller: select.poll
+    ) -> None:
+        """Everything printed so far belongs to the phase that ends here; then let the worker
+        hand the next case its inputs."""
+        if not isinstance(index, int) or not 0 <= index < len(self.cases):
+            return
+        for fd in list(self.capture_fds):
+            # Bounded: a flood ends with the output kill, which closes the pipe.
+            while fd in open_fds and not self.output_killed:
+                if not self.drain(fd, open_fds, poller, pid):
+                    break
+        if index > (self.phases[-1][0] if self.phases[-1][0] is not None else -1):
+            self.phases.append((index, {"stdout": bytearray(), "stderr": bytearray()}))
+        with contextlib.suppress(OSError):
+            os.write(self.ack_fd, b"+")
 
     def emit_case(self, msg: dict[str, Any], data: bytes | None, pid: int) -> None:
         try:
@@ -375,6 +434,15 @@ class Supervisor:
                 "stderr": self.captured["stderr"].decode("utf-8", "replace"),
                 "stdout_bytes": self.written["stdout"],
                 "stderr_bytes": self.written["stderr"],
+                "phases": [
+                    {
+                        "case": case,
+                        "stdout": kept["stdout"].decode("utf-8", "replace"),
+                        "stderr": kept["stderr"].decode("utf-8", "replace"),
+                    }
+                    for case, kept in self.phases
+                    if kept["stdout"] or kept["stderr"]
+                ],
             },
         )
         self.out.flush()
@@ -423,7 +491,7 @@ class _Worker:
     """Runs in the forked child. Everything it needs is bound before the submission is imported,
     so a submission that monkeypatches numpy or builtins cannot change how results are checked."""
 
-    def __init__(self, sup: Supervisor, res_w: int, out_w: int, err_w: int) -> None:
+    def __init__(self, sup: Supervisor, res_w: int, out_w: int, err_w: int, ack_r: int) -> None:
         self.np = sup.np
         self.ndarray = sup.np.ndarray
         self.cases = sup.cases
@@ -433,12 +501,18 @@ class _Worker:
         os.dup2(err_w, 2)
         os.close(out_w)
         os.close(err_w)
-        # Only 0-2 and the result pipe stay open: never the supervisor's result stream.
-        os.closerange(3, res_w)
-        os.closerange(res_w + 1, os.sysconf("SC_OPEN_MAX"))
+        # Only 0-2, the result pipe and the acknowledgement pipe stay open: never the
+        # supervisor's result stream.
+        keep = sorted((res_w, ack_r))
+        os.closerange(3, keep[0])
+        os.closerange(keep[0] + 1, keep[1])
+        os.closerange(keep[1] + 1, os.sysconf("SC_OPEN_MAX"))
         self.res = os.fdopen(res_w, "wb", buffering=0)
+        self.ack_r = ack_r
+        self.read = os.read
         sys.stdout = io.TextIOWrapper(os.fdopen(1, "wb", closefd=False), write_through=True)
         sys.stderr = io.TextIOWrapper(os.fdopen(2, "wb", closefd=False), write_through=True)
+        self.streams = (sys.stdout, sys.stderr)
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an over-large file is an OSError
         self.send_json: Callable[[dict[str, Any]], None] = lambda obj: write_json(self.res, obj)
         self.send_blob: Callable[[bytes], None] = lambda b: write_frame(self.res, BLOB_KIND, b)
@@ -451,9 +525,10 @@ class _Worker:
         fn = self.load()
         if fn is not None:
             for index, (name, args) in enumerate(self.cases):
+                self.start_case(index)
                 self.run_case(fn, index, name, args)
             self.send_json({"type": "done"})
-        for stream in (sys.stdout, sys.stderr):
+        for stream in (*self.streams, sys.stdout, sys.stderr):
             with contextlib.suppress(Exception):  # the submission may have replaced or closed it
                 stream.flush()
         os._exit(0)  # also ends threads the submission left running
@@ -512,6 +587,16 @@ class _Worker:
             )
             return None
         return fn  # type: ignore[no-any-return]
+
+    def start_case(self, index: int) -> None:
+        """Attribute what was printed so far to the previous phase before this case's inputs
+        exist in the submission's reach (see the module docstring)."""
+        for stream in (*self.streams, sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):  # the submission may have replaced or closed it
+                stream.flush()
+        self.send_json({"type": "case_start", "index": index})
+        with contextlib.suppress(OSError):
+            pass  # self.read(self.ack_r, 1)
 
     def forked_copy_exits(self) -> None:
         """A child the submission forked returns here too: only the worker itself reports."""
@@ -652,9 +737,23 @@ def main(argv: list[str]) -> int:
             sys.path.insert(0, argv[i + 1])
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(var, "1")  # one BLAS thread: memory limits stay meaningful
+    _preload()
     job, blobs = read_job(sys.stdin.buffer)
     Supervisor(job, blobs).run()
-    return 0
+    # The end message is written and flushed: skip the interpreter's teardown (tens of ms with
+    # numpy loaded), which would only delay the host seeing the stream close.
+    os._exit(0)
+
+
+def _preload() -> None:
+    """Import what a job needs before the job arrives: a pooled runner waits warm."""
+    import ctypes  # noqa: F401  (used by _set_not_dumpable)
+    import linecache  # noqa: F401
+    import traceback  # noqa: F401
+    import types  # noqa: F401
+
+    import numpy  # noqa: F401
+    import numpy.lib.format  # noqa: F401
 
 
 if __name__ == "__main__":

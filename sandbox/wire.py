@@ -59,8 +59,9 @@ def stream_cap(request: RunRequest) -> int:
     """Most bytes a well-behaved runner can write: outputs, captured text, per-case headers."""
     limits = request.limits
     per_case = 64 * 1024
-    # Captured text is JSON-escaped in the end frame: up to 6 bytes per input byte.
-    return limits.result_bytes + 12 * limits.output_bytes + per_case * (len(request.cases) + 4)
+    # Captured text is JSON-escaped in the end frame (up to 6 bytes per input byte), twice: whole
+    # and split into phases.
+    return limits.result_bytes + 24 * limits.output_bytes + per_case * (len(request.cases) + 4)
 
 
 def _frame(kind: bytes, payload: bytes) -> bytes:
@@ -96,6 +97,13 @@ class LoadFailedFrame(BaseModel):
     error: _ErrorFrame
 
 
+class PhaseFrame(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    case: int | None = Field(ge=0)
+    stdout: str
+    stderr: str
+
+
 class EndFrame(BaseModel):
     model_config = ConfigDict(extra="forbid")
     type: Literal["end"]
@@ -109,6 +117,7 @@ class EndFrame(BaseModel):
     stderr: str
     stdout_bytes: int = Field(ge=0)
     stderr_bytes: int = Field(ge=0)
+    phases: list[PhaseFrame] = []
 
 
 @dataclass
@@ -118,6 +127,8 @@ class ParsedStream:
     load_failed: LoadFailedFrame | None = None
     end: EndFrame | None = None
     problem: str = ""  # why parsing stopped early, if it did
+    import_stdout: str = ""
+    import_stderr: str = ""
 
 
 def parse_stream(data: bytes, request: RunRequest) -> ParsedStream:
@@ -170,6 +181,7 @@ def parse_stream(data: bytes, request: RunRequest) -> ParsedStream:
                 parsed.load_failed = LoadFailedFrame.model_validate(obj)
             elif mtype == "end":
                 parsed.end = EndFrame.model_validate(obj)
+                _attribute_output(parsed, request)
                 return parsed
             else:
                 raise ValueError(f"unknown message type {mtype!r}")
@@ -177,6 +189,22 @@ def parse_stream(data: bytes, request: RunRequest) -> ParsedStream:
             parsed.problem = f"invalid message in the result stream: {str(exc)[:500]}"
             return parsed
     return parsed
+
+
+def _attribute_output(parsed: ParsedStream, request: RunRequest) -> None:
+    """Hand each phase's captured text to its case (by the case's name: indices are the
+    request's); import-time text goes to ``import_*``."""
+    assert parsed.end is not None
+    by_name = {c.name: c for c in parsed.cases}
+    for phase in parsed.end.phases:
+        if phase.case is None:
+            parsed.import_stdout += phase.stdout
+            parsed.import_stderr += phase.stderr
+        elif phase.case < len(request.cases):
+            outcome = by_name.get(request.cases[phase.case].name)
+            if outcome is not None:
+                outcome.stdout += phase.stdout
+                outcome.stderr += phase.stderr
 
 
 def _read_blob(data: bytes, pos: int) -> tuple[bytes, int]:

@@ -5,10 +5,12 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
+from sqlalchemy import create_engine, inspect, text
 
 from app.core.config import REPO_ROOT, Settings
 from app.main import create_app
 from app.problems.loader import Problem, load_problems
+from tests.support.services import PostgresCluster, start_postgres
 
 PROBLEMS_DIR = REPO_ROOT / "problems"
 
@@ -32,3 +34,40 @@ def settings(tmp_path: Path) -> Settings:
 def client(settings: Settings) -> Iterator[TestClient]:
     with TestClient(create_app(settings)) as test_client:
         yield test_client
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresCluster]:
+    """One real PostgreSQL cluster for the whole session, started under /tmp on a free port."""
+    cluster = start_postgres()
+    if isinstance(cluster, str):
+        pytest.skip(f"PostgreSQL tests SKIPPED: {cluster}")
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def postgres_url(postgres: PostgresCluster) -> str:
+    return postgres.create_database("tensorjudge_test")
+
+
+def truncate_all(url: str) -> None:
+    engine = create_engine(url)
+    try:
+        with engine.begin() as conn:
+            # Every table but Alembic's: each migration's tables are emptied alike.
+            present = [t for t in inspect(conn).get_table_names() if t != "alembic_version"]
+            if present:
+                conn.execute(text(f"TRUNCATE {', '.join(present)} RESTART IDENTITY CASCADE"))
+    finally:
+        engine.dispose()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database_url(request: pytest.FixtureRequest) -> str | None:
+    """None: a SQLite file in a fresh data dir; else the shared PostgreSQL database, emptied."""
+    if request.param == "sqlite":
+        return None
+    url: str = request.getfixturevalue("postgres_url")
+    truncate_all(url)
+    return url

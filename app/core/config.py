@@ -6,6 +6,7 @@ import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit
 
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -14,6 +15,12 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 
 SandboxKind = Literal["bwrap", "docker", "process"]
 QueueKind = Literal["embedded", "celery"]
+EnvKind = Literal["development", "production"]
+# Placeholder passwords of .env.example and the usual defaults: refused when GRADER_ENV=production.
+EXAMPLE_SECRETS = frozenset(
+    {"change-me", "changeme", "password", "postgres", "redis", "secret", "tensorjudge", "example"}
+)
+MIN_SECRET_LENGTH = 12
 
 
 class Settings(BaseSettings):
@@ -21,6 +28,11 @@ class Settings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="GRADER_", extra="ignore")
 
+    env: EnvKind = Field(
+        default="development",
+        description="'production' refuses example or short passwords in the database and Redis "
+        "URLs (start-up fails with a message naming the variable).",
+    )
     host: str = "127.0.0.1"
     port: int = Field(default=8000, ge=1, le=65535)
 
@@ -59,6 +71,13 @@ class Settings(BaseSettings):
         default=None,
         description="cgroup v2 only: a delegated, process-free cgroup directory (memory and pids "
         "enabled for children) to create each run's cgroup in; unset means the grader's own.",
+    )
+    sandbox_warm_pool: int = Field(
+        default=2,
+        ge=0,
+        le=64,
+        description="bwrap only: sandboxes launched ahead of demand (numpy imported, limits in "
+        "force), each used for one submission then destroyed; 0 starts every run cold.",
     )
     docker_image: str = Field(
         default="tensorjudge/sandbox:latest",
@@ -140,6 +159,26 @@ class Settings(BaseSettings):
                 "GRADER_SANDBOX=process runs submissions without isolation; "
                 "set GRADER_ALLOW_UNSAFE_SANDBOX=1 to accept that (development only)"
             )
+        return self
+
+    @model_validator(mode="after")
+    def _no_example_secrets_in_production(self) -> Settings:
+        if self.env != "production":
+            return self
+        for variable, url in (
+            ("GRADER_DATABASE_URL", self.database_url),
+            ("GRADER_REDIS_URL", self.redis_url),
+        ):
+            # A URL without a password is allowed: peer, certificate or socket authentication.
+            password = urlsplit(url).password if url else None
+            if password is None:
+                continue
+            if password.lower() in EXAMPLE_SECRETS or len(password) < MIN_SECRET_LENGTH:
+                raise ValueError(
+                    f"GRADER_ENV=production: the password in {variable} is an example default "
+                    f"or shorter than {MIN_SECRET_LENGTH} characters; set a random one "
+                    "(e.g. `openssl rand -hex 24`)"
+                )
         return self
 
     @property

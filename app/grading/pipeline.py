@@ -104,14 +104,37 @@ def grade_run(problem: Problem, cases: Sequence[TestCase], run: RunResult) -> Gr
         requirements=requirements,
         diagnoses=found,
         tests=reports,
-        stdout=run.stdout,
-        stderr=run.stderr,
+        stdout=shown_output(run, cases, "stdout"),
+        stderr=shown_output(run, cases, "stderr"),
         stdout_truncated=run.stdout_truncated,
         stderr_truncated=run.stderr_truncated,
         error=_error_text(run, cases, reports),
         timings={"compare": compared - start, "diagnose": done - compared},
         alternatives=alternatives,
     )
+
+
+HIDDEN_OUTPUT_NOTE = "[output printed during hidden tests is not shown]\n"
+
+
+def shown_output(run: RunResult, cases: Sequence[TestCase], stream: str) -> str:
+    """What the student may see of one stream: import-time output and the public examples'
+    output, in order. A hidden case's or a probe's output could carry its inputs, so it is
+    replaced by a one-line note."""
+    public = {c.name for c in cases if c.visibility == "public"}
+    parts = [getattr(run, f"import_{stream}")]
+    withheld = False
+    for outcome in run.cases:
+        text: str = getattr(outcome, stream)
+        if outcome.name in public:
+            parts.append(text)
+        elif text:
+            withheld = True
+    shown = "".join(parts)
+    # Printed but attributed to no case (e.g. a run cut short mid-case): not shown either.
+    if withheld or len(shown) < len(getattr(run, stream)):
+        shown += HIDDEN_OUTPUT_NOTE
+    return shown
 
 
 def _error_text(run: RunResult, cases: Sequence[TestCase], reports: list[CaseReport]) -> str | None:

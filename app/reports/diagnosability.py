@@ -224,22 +224,23 @@ def build_report(
     )
 
 
-_cache: dict[tuple[str, int, int], tuple[Problem, DiagnosabilityReport]] = {}
+_cache: dict[tuple[int, int], tuple[Sequence[TestCase], Problem, DiagnosabilityReport]] = {}
 _lock = threading.Lock()
 
 
 def cached_report(
     problem: Problem, version: int, cases: Sequence[TestCase], max_faults: int
 ) -> DiagnosabilityReport:
-    """A version's cases never change, so its report is computed once per process."""
-    key = (problem.id, version, max_faults)
+    """Computed once per test set: ``grading_set`` hands out the same tuple of cases for a
+    version until it changes, so that object identifies the set (whatever the database)."""
+    key = (id(cases), max_faults)
     with _lock:
         hit = _cache.get(key)
-    if hit is not None and hit[0] is problem:
-        return hit[1]
+    if hit is not None and hit[0] is cases and hit[1] is problem:
+        return hit[2]
     report = build_report(problem, version, cases, max_faults)
     with _lock:
         if len(_cache) > 32:
             _cache.pop(next(iter(_cache)))
-        _cache[key] = (problem, report)
+        _cache[key] = (cases, problem, report)
     return report

@@ -164,7 +164,11 @@ async def _parse_upload(
     request: Request, problem: Problem, max_bytes: int, max_elements: int
 ) -> tuple[CaseMeta, Inputs, np.ndarray | None]:
     declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > max_bytes:
+    if not declared.isdigit():
+        # The multipart parser spools files to disk as they stream in: only a declared length
+        # lets the cap apply before anything is read.
+        raise ApiError(411, "length_required", "send a Content-Length with uploads", "body")
+    if int(declared) > max_bytes:
         raise ApiError(413, "case_too_large", f"the body is over {max_bytes} bytes", "body")
     try:
         form = await request.form(max_files=1, max_fields=8, max_part_size=64 * 1024)
@@ -229,6 +233,7 @@ _REQUEST_BODY = {
             400: "Body is not JSON / not multipart",
             404: "Unknown problem",
             409: "Name taken (stored, built-in or probe)",
+            411: "Upload without Content-Length",
             413: "Body over GRADER_CASE_MAX_UPLOAD_BYTES",
             415: "Neither JSON nor multipart",
             422: "Invalid case; `field` names the input",

@@ -20,6 +20,7 @@ import secrets
 import shutil
 import stat
 import sysconfig
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -27,11 +28,14 @@ from sandbox import seccomp
 from sandbox.backends import cgroup
 from sandbox.backends.common import (
     LAUNCHER_TASKS,
+    Launched,
     RawRun,
     apply_rlimits,
+    collect,
     interpret,
+    kill_launched,
+    launch,
     rlimits,
-    run_command,
 )
 from sandbox.backends.runtime import RUNNER, PythonRuntime, discover
 from sandbox.protocol import Limits, RunRequest, RunResult
@@ -126,9 +130,12 @@ class BwrapSandbox:
         return argv
 
     def run(self, request: RunRequest) -> RunResult:
-        limits = request.limits
+        return self.finish(self.start(request.limits), request)
+
+    def start(self, limits: Limits) -> StartedSandbox:
+        """Launch a sandbox for ``limits``: it imports numpy and waits for one job. Every limit
+        but the wall clock (which starts with the job) is in force from here on."""
         run_id = secrets.token_hex(8)
-        self.last_run_id = run_id
         cg = (
             cgroup.RunCgroup.create(
                 (limits.memory_mb + CGROUP_OVERHEAD_MB) * 1024 * 1024,
@@ -139,7 +146,6 @@ class BwrapSandbox:
             if self.use_cgroup
             else None
         )
-        self.last_cgroup_dirs = sorted(set(cg.dirs.values())) if cg else []
         procs_files = cg.procs_files() if cg else []
         values = rlimits(limits)
         host_uid = self.host_uid_base + secrets.randbelow(65536) if self.switch_uid else None
@@ -155,25 +161,64 @@ class BwrapSandbox:
                 os.setuid(host_uid)
 
         fd = seccomp.filter_fd()
-        oom = False
         try:
-            raw = run_command(
+            launched = launch(
                 self.command(limits, fd, run_id),
-                encode_job(request),
-                wall_seconds=limits.wall_seconds,
-                stream_cap=stream_cap(request),
                 preexec_fn=preexec,
                 pass_fds=(fd,),
                 env={"PATH": "/usr/bin:/bin"},
-                extra_kill=cg.kill_all if cg else None,
             )
         finally:
-            os.close(fd)
+            os.close(fd)  # the launched bwrap holds its own copy
+        return StartedSandbox(limits=limits, run_id=run_id, cgroup=cg, launched=launched)
+
+    def finish(self, started: StartedSandbox, request: RunRequest) -> RunResult:
+        """Send ``request`` to a started sandbox, collect its result, then destroy it."""
+        if request.limits != started.limits:
+            started.discard()
+            raise ValueError("a sandbox started for other limits cannot run this request")
+        cg = started.cgroup
+        self.last_run_id = started.run_id
+        self.last_cgroup_dirs = sorted(set(cg.dirs.values())) if cg else []
+        oom = False
+        try:
+            if isinstance(started.launched, str):
+                raw = RawRun(stdout=b"", launch_error=started.launched)
+            else:
+                raw = collect(
+                    started.launched,
+                    encode_job(request),
+                    wall_seconds=request.limits.wall_seconds,
+                    stream_cap=stream_cap(request),
+                    extra_kill=cg.kill_all if cg else None,
+                )
+        finally:
             if cg is not None:
                 oom = cg.oom_killed()
                 cg.remove()
         raw.oom_killed = oom
         return interpret(_explain_launch_failure(raw), request, self.name)
+
+
+@dataclass
+class StartedSandbox:
+    """A launched bwrap sandbox that has not been given its job yet; used for one job only."""
+
+    limits: Limits
+    run_id: str
+    cgroup: cgroup.RunCgroup | None
+    launched: Launched | str  # or why it could not start
+
+    def alive(self) -> bool:
+        return not isinstance(self.launched, str) and self.launched.proc.poll() is None
+
+    def discard(self) -> None:
+        """Kill it unused, with everything it started, and remove its cgroup."""
+        cg = self.cgroup
+        if not isinstance(self.launched, str):
+            kill_launched(self.launched, cg.kill_all if cg else None)
+        if cg is not None:
+            cg.remove()
 
 
 def _explain_launch_failure(raw: RawRun) -> RawRun:

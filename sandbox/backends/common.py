@@ -59,20 +59,23 @@ def apply_rlimits(values: list[tuple[int, tuple[int, int]]]) -> None:
         resource.setrlimit(which, value)
 
 
-def run_command(
+@dataclass
+class Launched:
+    """A started sandbox command waiting for its job on stdin (see ``launch`` and ``collect``)."""
+
+    proc: subprocess.Popen[bytes]
+    started: float  # time.monotonic() at launch
+
+
+def launch(
     argv: Sequence[str],
-    job: bytes,
     *,
-    wall_seconds: float,
-    stream_cap: int,
     preexec_fn: Callable[[], None] | None = None,
     pass_fds: Sequence[int] = (),
     env: dict[str, str] | None = None,
-    extra_kill: Callable[[], None] | None = None,
-) -> RawRun:
-    """Start ``argv`` in its own session, send ``job`` on stdin, read stdout up to ``stream_cap``
-    bytes, and kill the whole process group once the wall clock runs out."""
-    start = time.monotonic()
+) -> Launched | str:
+    """Start ``argv`` in its own session with pipes for stdin, stdout and stderr; or say why it
+    could not start. The runner imports what it needs, then waits for its job."""
     try:
         proc = subprocess.Popen(
             list(argv),
@@ -86,7 +89,66 @@ def run_command(
             close_fds=True,
         )
     except (OSError, subprocess.SubprocessError) as exc:
-        return RawRun(stdout=b"", launch_error=f"could not start the sandbox: {exc}")
+        return f"could not start the sandbox: {exc}"
+    return Launched(proc=proc, started=time.monotonic())
+
+
+def kill_launched(launched: Launched, extra_kill: Callable[[], None] | None = None) -> None:
+    """Kill the whole process group (and whatever ``extra_kill`` reaches) and reap it."""
+    proc = launched.proc
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    if extra_kill is not None:
+        extra_kill()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=5)
+    for pipe in (proc.stdin, proc.stdout, proc.stderr):
+        if pipe is not None:
+            with contextlib.suppress(OSError):
+                pipe.close()
+
+
+def run_command(
+    argv: Sequence[str],
+    job: bytes,
+    *,
+    wall_seconds: float,
+    stream_cap: int,
+    preexec_fn: Callable[[], None] | None = None,
+    pass_fds: Sequence[int] = (),
+    env: dict[str, str] | None = None,
+    extra_kill: Callable[[], None] | None = None,
+) -> RawRun:
+    """Start ``argv`` in its own session, send ``job`` on stdin, read stdout up to ``stream_cap``
+    bytes, and kill the whole process group once the wall clock runs out."""
+    launched = launch(argv, preexec_fn=preexec_fn, pass_fds=pass_fds, env=env)
+    if isinstance(launched, str):
+        return RawRun(stdout=b"", launch_error=launched)
+    return collect(
+        launched,
+        job,
+        wall_seconds=wall_seconds,
+        stream_cap=stream_cap,
+        extra_kill=extra_kill,
+        start=launched.started,
+    )
+
+
+def collect(
+    launched: Launched,
+    job: bytes,
+    *,
+    wall_seconds: float,
+    stream_cap: int,
+    extra_kill: Callable[[], None] | None = None,
+    start: float | None = None,
+) -> RawRun:
+    """Send ``job`` to a launched sandbox, read its result stream up to ``stream_cap`` bytes,
+    and kill the whole process group once the wall clock (from ``start``, default now) runs out.
+    """
+    proc = launched.proc
+    if start is None:
+        start = time.monotonic()
 
     def kill() -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -181,6 +243,7 @@ def interpret(raw: RawRun, request: RunRequest, backend: str) -> RunResult:
     end = parsed.end
     if end is not None:
         result.stdout, result.stderr = end.stdout, end.stderr
+        result.import_stdout, result.import_stderr = parsed.import_stdout, parsed.import_stderr
         result.stdout_truncated = end.stdout_bytes > limits.output_bytes
         result.stderr_truncated = end.stderr_bytes > limits.output_bytes
 
@@ -254,7 +317,11 @@ __all__ = [
     "ParsedStream",
     "RawRun",
     "apply_rlimits",
+    "Launched",
+    "collect",
     "interpret",
+    "kill_launched",
+    "launch",
     "rlimits",
     "run_command",
 ]

@@ -60,8 +60,8 @@ _NPROC_FACTOR = 16
 _NOFILE = 64  # as common.rlimits
 # After a kill, how long to wait for the engine to report the container's end.
 _KILL_WAIT_SECONDS = 10.0
-# A container whose host process died keeps running at most this long past its deadline before
-# prune() kills it.
+# prune() removes a sandbox container once it is this long past its deadline label: by then the
+# grader process that started it has died (a live one removes its containers itself).
 _ORPHAN_GRACE_SECONDS = 30.0
 
 
@@ -265,8 +265,9 @@ class DockerSandbox:
         return [str(c.name) for c in mine]
 
     def prune(self) -> int:
-        """Remove sandbox containers left behind by a host process that died mid-run: exited
-        ones, and running ones well past their deadline. Returns how many were removed."""
+        """Remove sandbox containers a host process that died mid-run left behind: any whose
+        deadline label is long past, running or not. Younger ones may belong to live runs of
+        other grader processes on the same engine. Returns how many were removed."""
         removed = 0
         now = time.time()
         try:
@@ -274,13 +275,11 @@ class DockerSandbox:
         except (DockerException, RequestException):
             return 0
         for container in containers:
-            labels = container.labels or {}
             try:
-                deadline = float(labels.get(DEADLINE_LABEL, "0"))
+                deadline = float((container.labels or {}).get(DEADLINE_LABEL, "0"))
             except ValueError:
                 deadline = 0.0
-            finished = container.status in ("exited", "dead")
-            if finished or now > deadline + _ORPHAN_GRACE_SECONDS:
+            if now > deadline + _ORPHAN_GRACE_SECONDS:
                 with contextlib.suppress(NotFound, DockerException, RequestException):
                     container.remove(force=True)
                     removed += 1

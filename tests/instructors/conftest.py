@@ -12,59 +12,14 @@ from typing import Any
 import numpy as np
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import create_engine, inspect, text
 
 from app.auth.tokens import create_token, revoke_token
 from app.core.config import Settings
 from app.main import create_app
 from tests.conftest import PROBLEMS_DIR
-from tests.submissions.services import PostgresCluster, start_postgres
 
 PROBLEM = "multi-head-attention"
 CASES = f"/api/problems/{PROBLEM}/test-cases"
-TABLES = (
-    "test_cases",
-    "problem_test_sets",
-    "api_tokens",
-    "submission_events",
-    "gradings",
-    "submissions",
-)
-
-
-@pytest.fixture(scope="session")
-def instructors_postgres() -> Iterator[PostgresCluster]:
-    cluster = start_postgres()
-    if isinstance(cluster, str):
-        pytest.skip(f"PostgreSQL tests SKIPPED: {cluster}")
-    yield cluster
-    cluster.stop()
-
-
-@pytest.fixture(scope="session")
-def postgres_url(instructors_postgres: PostgresCluster) -> str:
-    return instructors_postgres.create_database("tensorjudge_instructors")
-
-
-def _truncate(url: str) -> None:
-    engine = create_engine(url)
-    try:
-        with engine.begin() as conn:
-            present = [t for t in TABLES if inspect(conn).has_table(t)]
-            if present:
-                conn.execute(text(f"TRUNCATE {', '.join(present)} RESTART IDENTITY CASCADE"))
-    finally:
-        engine.dispose()
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def database_url(request: pytest.FixtureRequest) -> str | None:
-    """None: a SQLite file in a fresh data dir; else a truncated PostgreSQL database."""
-    if request.param == "sqlite":
-        return None
-    url: str = request.getfixturevalue("postgres_url")
-    _truncate(url)
-    return url
 
 
 def make_settings(data_dir: Path, database_url: str | None = None, **overrides: Any) -> Settings:

@@ -18,7 +18,7 @@ from tests.instructors.conftest import (
     error_of,
 )
 from tests.instructors.test_versioning import wait_done
-from tests.submissions.codes import CORRECT, TIMEOUT
+from tests.support.codes import CORRECT, TIMEOUT
 
 # Right on every built-in case (none has a batch of 5), wrong on a batch of 5.
 BATCH_FIVE_BUG = CORRECT.replace(

@@ -27,7 +27,7 @@ from tests.instructors.conftest import (
     make_settings,
 )
 from tests.instructors.test_versioning import wait_done
-from tests.submissions.codes import CORRECT, WRONG
+from tests.support.codes import CORRECT, WRONG
 
 DIAG = f"/api/problems/{PROBLEM}/diagnosability"
 STATS = f"/api/problems/{PROBLEM}/stats"

@@ -321,3 +321,19 @@ def test_npz_expected_is_checked_too(api: TestClient, tokens: Tokens, mha: Any):
     response = post_npz(api, tokens, npz_bytes(**inputs, expected=expected))
     error = assert_rejected(api, tokens, response, "expected")
     assert "largest difference" in error["message"]
+
+
+def test_an_upload_over_the_byte_cap_is_413(make_client: MakeClient):
+    api = make_client(case_max_upload_bytes=2048)
+    tokens = add_tokens(api)
+    response = post_npz(api, tokens, npz_bytes(**case_inputs()))
+    assert response.status_code == 413, response.text
+
+
+def test_a_streamed_upload_without_a_length_is_411(api: TestClient, tokens: Tokens):
+    def chunks() -> Any:
+        yield b'--b\r\nContent-Disposition: form-data; name="name"\r\n\r\nx\r\n--b--\r\n'
+
+    headers = {**bearer(tokens.instructor), "Content-Type": "multipart/form-data; boundary=b"}
+    response = api.post(CASES, content=chunks(), headers=headers)
+    assert response.status_code == 411, response.text

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 from fastapi.testclient import TestClient
@@ -13,6 +14,7 @@ from app.problems.loader import Problem
 from app.testcases.current import cases_at, grading_set
 from app.testcases.service import CaseMeta, CaseService
 from app.worker.grader import BUILTIN_TEST_SET_VERSION
+from app.worker.runtime import open_database
 from tests.instructors.conftest import (
     CASES,
     PROBLEM,
@@ -21,8 +23,9 @@ from tests.instructors.conftest import (
     as_json,
     bearer,
     case_inputs,
+    make_settings,
 )
-from tests.submissions.codes import CORRECT
+from tests.support.codes import CORRECT
 
 
 def wait_done(api: TestClient, submission_id: str, timeout: float = 90) -> dict[str, Any]:
@@ -146,3 +149,15 @@ def test_a_submission_records_the_version_it_was_graded_on(make_client: MakeClie
     last = wait_done(api, api.post(url, json={"code": CORRECT + "\n# third\n"}).json()["id"])
     assert last["test_set_version"] == 3
     assert "extra" not in {t["name"] for t in last["tests"]}
+
+
+def test_two_databases_in_one_process_keep_their_own_sets(tmp_path: Path, mha: Problem):
+    grading_sets = []
+    for name in ("a", "b"):
+        engine, sessions = open_database(make_settings(tmp_path / name))
+        service = CaseService(make_settings(tmp_path / name), sessions)
+        service.add(mha, CaseMeta(f"only-in-{name}", "hidden", 1.0), case_inputs(ord(name)))
+        version, cases = grading_set(sessions, mha)
+        grading_sets.append((version, [c.name for c in cases][-1]))
+        engine.dispose()
+    assert grading_sets == [(2, "only-in-a"), (2, "only-in-b")]

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import json
 import socket
+import struct
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -23,7 +25,9 @@ from sandbox.backends.docker import (
     LABEL,
     DockerSandbox,
     DockerUnavailableError,
+    StaleImageError,
 )
+from sandbox.backends.runtime import RUNNER
 from sandbox.protocol import CaseArgs, Limits, RunRequest, RunResult
 from tests.sandbox.docker_support import docker_sandbox_or_skip
 
@@ -178,23 +182,10 @@ def f(x):
 
 
 def test_no_network_not_even_the_hosts_loopback(sb: DockerSandbox) -> None:
-    accepted: list[object] = []
     with socket.socket() as server:
         server.bind(("127.0.0.1", 0))
         server.listen()
-        server.settimeout(0.2)
         port = server.getsockname()[1]
-
-        def accept() -> None:
-            deadline = time.monotonic() + 5
-            while time.monotonic() < deadline:
-                try:
-                    accepted.append(server.accept())
-                except TimeoutError:
-                    continue
-
-        listener = threading.Thread(target=accept)
-        listener.start()
         req = RunRequest(
             code=PROBE_NETWORK,
             function_name="f",
@@ -202,8 +193,10 @@ def test_no_network_not_even_the_hosts_loopback(sb: DockerSandbox) -> None:
             cases=[CaseArgs(name="c0", args={"x": np.array([float(port)])})],
         )
         seen = report(sb.run(req))
-        listener.join()
-    assert accepted == []
+        # A connection that got through would wait in the backlog: there is none.
+        server.settimeout(0.2)
+        with pytest.raises(TimeoutError):
+            server.accept()
     # Inside, 127.0.0.1 is the container's own loopback: nothing listens there.
     assert seen["loopback"] == "ConnectionRefusedError"
     assert seen["dns"] == "gaierror"
@@ -384,3 +377,55 @@ def test_prune_removes_containers_a_dead_host_process_left(sb: DockerSandbox) ->
 def test_a_missing_image_is_reported_not_run() -> None:
     with pytest.raises(DockerUnavailableError, match="missing"):
         DockerSandbox(image="tensorjudge/no-such-image:never")
+
+
+def test_an_image_with_another_runner_is_refused(sb: DockerSandbox, tmp_path: Path) -> None:
+    (tmp_path / "runner.py").write_text(RUNNER.read_text() + "\n# another version\n")
+    (tmp_path / "Dockerfile").write_text(
+        f"FROM {sb.image}\nCOPY runner.py /opt/tensorjudge/runner.py\n"
+    )
+    tag = "tensorjudge/sandbox-stale-test:latest"
+    sb.client.images.build(path=str(tmp_path), tag=tag, rm=True)
+    try:
+        with pytest.raises(StaleImageError, match="differs"):
+            DockerSandbox(image=tag)
+    finally:
+        sb.client.images.remove(tag, force=True)
+
+
+def _mux(stream: int, payload: bytes) -> bytes:
+    return struct.pack(">BxxxL", stream, len(payload)) + payload
+
+
+def test_the_attach_stream_is_demultiplexed_capped_and_timed() -> None:
+    """The engine's framing, over a real socket pair standing in for the attach connection."""
+    ours, engine = socket.socketpair()
+    with ours, engine:
+        job = b"J" * 200_000  # more than one send: the job goes out while output comes in
+        received = bytearray()
+
+        def serve() -> None:
+            while chunk := engine.recv(1 << 16):  # until our side shuts down writing
+                received.extend(chunk)
+            engine.sendall(_mux(1, b"res") + _mux(2, b"diag") + _mux(1, b"ult"))
+            engine.shutdown(socket.SHUT_WR)
+
+        server = threading.Thread(target=serve)
+        server.start()
+        raw = docker_backend._exchange(ours, job, cap=1000, deadline=time.monotonic() + 10)
+        server.join()
+    assert bytes(received) == job
+    assert (raw.stdout, raw.stderr) == (b"result", b"diag")
+    assert not raw.timed_out and not raw.stream_overflow
+
+    ours, engine = socket.socketpair()
+    with ours, engine:
+        engine.sendall(_mux(1, b"x" * 600) + _mux(1, b"x" * 600))
+        raw = docker_backend._exchange(ours, b"", cap=1000, deadline=time.monotonic() + 10)
+    assert raw.stream_overflow and not raw.timed_out
+
+    ours, engine = socket.socketpair()
+    with ours, engine:
+        started = time.monotonic()
+        raw = docker_backend._exchange(ours, b"", cap=1000, deadline=started + 0.5)
+    assert raw.timed_out and 0.5 <= time.monotonic() - started < 5

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.submissions.codes import CORRECT, TIMEOUT, WRONG
 from tests.submissions.conftest import MakeClient
+from tests.support.codes import CORRECT, TIMEOUT, WRONG
 
 URL = "/api/problems/multi-head-attention/submissions"
 

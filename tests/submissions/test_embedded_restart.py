@@ -10,8 +10,8 @@ import httpx
 import pytest
 
 from tests.conftest import PROBLEMS_DIR
-from tests.submissions.codes import EXPECTED, variant
-from tests.submissions.services import restart_serve, serve, wait_for
+from tests.support.codes import EXPECTED, variant
+from tests.support.services import restart_serve, serve, wait_for
 
 # Timeouts first, so the single grader is busy and the rest are still queued at the kill.
 PLAN = ["timeout", "timeout", "correct", "wrong", "correct", "timeout", "wrong", "correct"]

@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.main import create_app
-from tests.submissions.codes import CORRECT
 from tests.submissions.conftest import grader_settings
+from tests.support.codes import CORRECT
 
 EXAMPLES_PER_OPERATION = 25
 

@@ -10,8 +10,8 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from tests.conftest import PROBLEMS_DIR
-from tests.submissions.codes import SLOW_CORRECT
-from tests.submissions.services import AppProcess, PostgresCluster, redis_server, serve, wait_for
+from tests.support.codes import SLOW_CORRECT
+from tests.support.services import AppProcess, PostgresCluster, redis_server, serve, wait_for
 
 
 @pytest.mark.slow

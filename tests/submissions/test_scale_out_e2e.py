@@ -15,8 +15,8 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from tests.conftest import PROBLEMS_DIR
-from tests.submissions.codes import EXPECTED, variant
-from tests.submissions.services import (
+from tests.support.codes import EXPECTED, variant
+from tests.support.services import (
     AppProcess,
     PostgresCluster,
     redis_server,

@@ -1,0 +1,194 @@
+"""Checks a running docker-compose stack through its published port (used by .ci/stack-test.sh).
+
+Standard library only, so any python3 on the host runs it. It fetches the problem, grades a
+correct and a wrong solution, then SIGKILLs a worker container while it grades, starts it again,
+and checks that every submission still ends ``done`` with the right verdict.
+
+    python3 deploy/stack_check.py --base http://127.0.0.1:PORT --compose "docker-compose -p P ..."
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from typing import Any
+
+PROBLEM = "multi-head-attention"
+
+CORRECT = """
+import numpy as np
+
+def multi_head_attention(Q, K, V, W_q, W_k, W_v, W_o, num_heads):
+    b, n_q, d = Q.shape
+    d_k = d // num_heads
+
+    def split(x):
+        return x.reshape(x.shape[0], x.shape[1], num_heads, d_k).transpose(0, 2, 1, 3)
+
+    q, k, v = split(Q @ W_q), split(K @ W_k), split(V @ W_v)
+    s = q @ k.transpose(0, 1, 3, 2) / np.sqrt(d_k)
+    w = np.exp(s - s.max(axis=-1, keepdims=True))
+    w /= w.sum(axis=-1, keepdims=True)
+    return (w @ v).transpose(0, 2, 1, 3).reshape(b, n_q, d) @ W_o
+"""
+# Forgets the output projection W_o: the grader must name it ("missing-wo").
+WRONG = CORRECT.replace(".reshape(b, n_q, d) @ W_o", ".reshape(b, n_q, d)")
+# Correct, but slow to import: long enough to kill its worker while it grades.
+SLOW_CORRECT = "import time\ntime.sleep(3)\n" + CORRECT
+EXPECTED = {"correct": "accepted", "wrong": "wrong_answer", "slow": "accepted"}
+CODES = {"correct": CORRECT, "wrong": WRONG, "slow": SLOW_CORRECT}
+
+
+def log(message: str) -> None:
+    print(f"stack-check: {message}", flush=True)
+
+
+def request(method: str, url: str, body: Any = None, timeout: float = 60) -> tuple[int, Any]:
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(url, data=data, method=method)
+    if data is not None:
+        req.add_header("Content-Type", "application/json")
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read() or b"null")
+
+
+def submit(base: str, kind: str, n: int, wait: float = 0) -> dict[str, Any]:
+    code = CODES[kind] + f"\n# stack test submission {n}\n"
+    url = f"{base}/api/problems/{PROBLEM}/submissions" + (f"?wait={wait}" if wait else "")
+    status, body = request("POST", url, {"code": code})
+    if status not in (200, 202):
+        raise AssertionError(f"POST {kind} #{n}: {status} {body}")
+    result: dict[str, Any] = body
+    return result
+
+
+def get(base: str, submission_id: str) -> dict[str, Any]:
+    status, body = request("GET", f"{base}/api/submissions/{submission_id}")
+    if status != 200:
+        raise AssertionError(f"GET {submission_id}: {status} {body}")
+    result: dict[str, Any] = body
+    return result
+
+
+def wait_done(base: str, submission_id: str, seconds: float) -> dict[str, Any]:
+    deadline = time.monotonic() + seconds
+    while True:
+        body = get(base, submission_id)
+        if body["status"] == "done":
+            return body
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{submission_id} not done after {seconds} s: {body['status']}")
+        time.sleep(0.5)
+
+
+def sh(command: list[str]) -> str:
+    return subprocess.run(command, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def psql(compose: list[str], sql: str) -> str:
+    return sh(
+        [*compose, "exec", "-T", "postgres", "psql", "-U", "tensorjudge", "-d", "tensorjudge"]
+        + ["-Atc", sql]
+    )
+
+
+def check_problem(base: str) -> None:
+    status, problem = request("GET", f"{base}/api/problems/{PROBLEM}")
+    assert status == 200, (status, problem)
+    assert problem["function_name"] == "multi_head_attention", problem["function_name"]
+    status, page = 0, None
+    with urllib.request.urlopen(f"{base}/", timeout=30) as response:
+        status, page = response.status, response.read().decode()
+    assert status == 200 and "/static/dist/" in page, "the web page does not load its assets"
+    log(f"GET /api/problems/{PROBLEM}: 200, '{problem['title']}'; GET /: 200 with assets")
+
+
+def check_verdicts(base: str) -> None:
+    good = submit(base, "correct", 0, wait=30)
+    good = good if good["status"] == "done" else wait_done(base, good["id"], 120)
+    assert good["verdict"] == "accepted", good["verdict"]
+    bad = submit(base, "wrong", 1, wait=30)
+    bad = bad if bad["status"] == "done" else wait_done(base, bad["id"], 120)
+    codes = [d["code"] for d in bad["diagnoses"]]
+    assert bad["verdict"] == "wrong_answer", bad["verdict"]
+    assert "missing-wo" in codes, codes
+    log(f"correct: {good['verdict']} (score {good['score']}); missing W_o: {bad['verdict']}, {codes}")
+
+
+def worker_containers(compose: list[str]) -> list[str]:
+    return [line for line in sh([*compose, "ps", "-q", "worker"]).splitlines() if line]
+
+
+def check_worker_kill(base: str, compose: list[str], count: int) -> None:
+    kinds = ["slow", "wrong", "slow", "correct"]
+    jobs = {}
+    for n in range(count):
+        kind = kinds[n % len(kinds)]
+        jobs[submit(base, kind, 100 + n)["id"]] = kind
+    victim = worker_containers(compose)[0]
+    hostname = sh(["docker", "inspect", "-f", "{{.Config.Hostname}}", victim])
+    # Wait until the victim is grading something, then SIGKILL it mid-grade.
+    deadline = time.monotonic() + 120
+    interrupted: list[str] = []
+    while not interrupted:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"worker {hostname} never started grading")
+        rows = psql(
+            compose,
+            f"SELECT id FROM submissions WHERE status = 'running' AND worker LIKE '%{hostname}:%'",
+        )
+        interrupted = [row for row in rows.splitlines() if row in jobs]
+        time.sleep(0.2)
+    sh(["docker", "kill", "--signal", "KILL", victim])
+    killed_at = time.monotonic()
+    log(f"SIGKILLed worker {hostname} while it graded {interrupted}")
+    # The restart policy brings it back; `docker start` in case the engine treats a kill as a stop.
+    time.sleep(3)
+    state = sh(["docker", "inspect", "-f", "{{.State.Status}} {{.RestartCount}}", victim])
+    if not state.startswith("running"):
+        log(f"worker state after 3 s: {state}; starting it")
+        sh(["docker", "start", victim])
+    else:
+        log(f"worker restarted by its restart policy ({state})")
+    results = {sid: wait_done(base, sid, 300) for sid in jobs}
+    wrong = {
+        sid: (jobs[sid], r["verdict"])
+        for sid, r in results.items()
+        if r["verdict"] != EXPECTED[jobs[sid]]
+    }
+    assert not wrong, f"wrong verdicts after the kill: {wrong}"
+    retried = {sid: results[sid]["attempts"] for sid in interrupted}
+    log(
+        f"all {len(jobs)} submissions done with the right verdicts "
+        f"{time.monotonic() - killed_at:.1f} s after the kill; interrupted ones' attempts: {retried}"
+    )
+    assert all(a >= 2 for a in retried.values()), "an interrupted submission was not re-graded"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--base", required=True, help="the API's published URL")
+    parser.add_argument("--compose", required=True, help="the docker-compose command line")
+    parser.add_argument("--count", type=int, default=12, help="submissions around the kill")
+    args = parser.parse_args()
+    compose = shlex.split(args.compose)
+    started = time.monotonic()
+    check_problem(args.base)
+    check_verdicts(args.base)
+    log(f"first two gradings took {time.monotonic() - started:.1f} s")
+    check_worker_kill(args.base, compose, args.count)
+    log(f"passed in {time.monotonic() - started:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,80 @@
+"""What a submission prints while a hidden case runs never reaches the student's report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from app.grading.pipeline import HIDDEN_OUTPUT_NOTE, grade_submission
+from app.problems.loader import Problem
+from sandbox.backends.bwrap import BwrapSandbox
+from sandbox.backends.pool import WarmPoolSandbox
+from sandbox.protocol import Sandbox
+from sandbox.verdicts import Verdict
+
+CORRECT = (Path(__file__).parent / "corpus" / "correct_reshape.py").read_text()
+
+# Prints every input in full (exact hex of the bytes, and a readable rendering), and a marker
+# from a thread that keeps printing after the call returned.
+LEAKY = (
+    CORRECT.replace("def multi_head_attention(", "def _solve(")
+    + """
+import sys, threading
+print("IMPORT-TIME-LINE")
+_seen = []
+
+def multi_head_attention(Q, K, V, W_q, W_k, W_v, W_o, num_heads):
+    _seen.append(Q)
+    print("CALL", Q.tobytes().hex(), np.array2string(Q, precision=17, threshold=10**9))
+    print("ERR", K.tobytes().hex(), file=sys.stderr)
+    threading.Thread(target=lambda q=Q: print("LATE", q.tobytes().hex()), daemon=True).start()
+    return _solve(Q, K, V, W_q, W_k, W_v, W_o, num_heads)
+"""
+)
+
+
+@pytest.fixture(params=["cold", "warm"])
+def sandbox(request: pytest.FixtureRequest, bwrap: Sandbox) -> Sandbox:
+    if request.param == "cold":
+        return bwrap
+    assert isinstance(bwrap, BwrapSandbox)
+    return WarmPoolSandbox(bwrap, size=1)
+
+
+def test_hidden_inputs_printed_by_the_submission_are_not_shown(mha: Problem, sandbox: Sandbox):
+    report = grade_submission(mha, LEAKY, sandbox)
+    assert report.verdict == Verdict.ACCEPTED, report.error
+    shown = report.stdout + report.stderr + (report.error or "")
+    assert mha.hidden
+    for case in mha.hidden:
+        for name in ("Q", "K"):
+            value = case.inputs[name]
+            assert isinstance(value, np.ndarray)
+            assert value.tobytes().hex() not in shown, f"{case.name}.{name} leaked"
+            # No element rendered in full either (the readable form of the array).
+            assert np.array2string(value.ravel()[:1], precision=17)[1:-1].strip() not in shown
+    assert HIDDEN_OUTPUT_NOTE.strip() in report.stdout
+    assert HIDDEN_OUTPUT_NOTE.strip() in report.stderr
+
+
+def test_import_time_and_public_example_output_is_shown(mha: Problem, sandbox: Sandbox):
+    report = grade_submission(mha, LEAKY, sandbox)
+    assert report.stdout.startswith("IMPORT-TIME-LINE\n")
+    assert mha.examples
+    for case in mha.examples:
+        q, k = case.inputs["Q"], case.inputs["K"]
+        assert isinstance(q, np.ndarray) and isinstance(k, np.ndarray)
+        assert f"CALL {q.tobytes().hex()}" in report.stdout
+        assert f"ERR {k.tobytes().hex()}" in report.stderr
+
+
+def test_examples_only_run_shows_everything_it_printed(mha: Problem, sandbox: Sandbox):
+    report = grade_submission(mha, LEAKY, sandbox, public_only=True)
+    for case in mha.examples:
+        q = case.inputs["Q"]
+        assert isinstance(q, np.ndarray)
+        assert f"CALL {q.tobytes().hex()}" in report.stdout
+    # The probes still run along, and they are not the student's examples.
+    assert HIDDEN_OUTPUT_NOTE.strip() in report.stdout
