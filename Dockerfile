@@ -82,6 +82,6 @@ ENV PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/
 USER tensorjudge
 EXPOSE 8000
 # The API's health; docker-compose.yml gives the worker a check of its own.
-HEALTHCHECK --interval=15s --timeout=5s --start-period=60s --retries=3 \
+HEALTHCHECK --interval=10s --timeout=5s --start-period=60s --retries=3 \
     CMD ["python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8000/healthz', timeout=4)"]
 CMD ["python", "-m", "app", "serve"]

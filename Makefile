@@ -9,6 +9,13 @@ DEB_PACKAGES := bubblewrap libseccomp2 redis-server postgresql chromium debootst
 
 .PHONY: install run test lint deb-packages clean frontend node-packages
 
+# End-to-end latency/throughput benchmark of the real server per sandbox backend (< 5 min);
+# prints its figures and writes bench/results/latest.json and bench/results/latency.png.
+.PHONY: bench
+bench: install
+	$(BIN)/python -c 'import matplotlib' 2>/dev/null || $(BIN)/pip install --quiet -e '.[bench]'
+	$(BIN)/python bench/run.py
+
 # Browser assets: frontend/ bundled by npm + esbuild into app/web/static/dist, rebuilt when
 # missing or older than their sources. Debian's nodejs+npm are installed only when no npm is
 # on PATH (not via DEB_PACKAGES: a NodeSource nodejs provides npm and conflicts with Debian's).

@@ -6,7 +6,9 @@
 #   bash .ci/stack-test.sh            # as root (or a member of the docker group)
 #
 # No image registry here: deploy/compose.local.yml builds every image from the local Debian base
-# of .ci/docker-setup.sh. STACK_TEST_REGISTRY=1 uses the official images instead.
+# of .ci/docker-setup.sh. STACK_TEST_REGISTRY=1 uses the official images instead;
+# STACK_TEST_KEEP=1 leaves the stack running (and its env file) for a look; STACK_TEST_NO_CACHE=1
+# builds without the layer cache (cold timing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,10 +19,18 @@ if ! command -v docker-compose >/dev/null; then
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends docker-compose
 fi
-# Engine, local base image and the sandbox image the workers run (cached: seconds when warm).
-bash .ci/docker-setup.sh engine base sandbox
+REGISTRY=${STACK_TEST_REGISTRY:-0}
+if [ "$REGISTRY" = 1 ]; then
+    bash .ci/docker-setup.sh engine
+else
+    # Engine, local base image and the sandbox image the workers run (seconds when warm).
+    bash .ci/docker-setup.sh engine base sandbox
+fi
 
 PROJECT=${STACK_TEST_PROJECT:-tjstack$$}
+# Sandbox containers are the engine's, not the project's: those a killed worker leaves behind are
+# removed at the end (the new ones that are no longer running).
+sandboxes_before=$(docker ps -aq --no-trunc --filter label=tensorjudge.sandbox | sort)
 WORK=$(mktemp -d)
 PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 # Secrets of this run only: random, in a throwaway env file (never the repository's .env).
@@ -36,8 +46,13 @@ GRADER_LEASE_SECONDS=5
 GRADER_VISIBILITY_TIMEOUT=20
 GRADER_SWEEP_SECONDS=1
 EOF
-files=(-f docker-compose.yml)
-[ "${STACK_TEST_REGISTRY:-0}" = 1 ] || files+=(-f deploy/compose.local.yml)
+if [ "$REGISTRY" = 1 ]; then
+    files=(-f docker-compose.yml)
+    build_profile=(--profile build)  # official images; compose builds the sandbox image too
+else
+    files=(-f docker-compose.yml -f deploy/compose.local.yml)
+    build_profile=()
+fi
 COMPOSE=(docker-compose -p "$PROJECT" --env-file "$WORK/env" "${files[@]}")
 
 cleanup() {
@@ -47,8 +62,15 @@ cleanup() {
         "${COMPOSE[@]}" ps >&2 || true
         "${COMPOSE[@]}" logs --no-color --tail=80 >&2 || true
     fi
+    if [ "${STACK_TEST_KEEP:-0}" = 1 ]; then
+        log "kept (STACK_TEST_KEEP=1): ${COMPOSE[*]} down -v"
+        return
+    fi
     log "tearing down $PROJECT"
     "${COMPOSE[@]}" down -v --remove-orphans --timeout 10 >/dev/null 2>&1 || true
+    comm -13 <(echo "$sandboxes_before") \
+        <(docker ps -aq --no-trunc --filter label=tensorjudge.sandbox --filter status=exited | sort) |
+        xargs -r docker rm -f >/dev/null 2>&1 || true
     rm -rf "$WORK"
     log "done (exit $rc)"
 }
@@ -56,10 +78,12 @@ trap cleanup EXIT
 
 # pip and npm in the build stages trust the host's CA bundle: this network intercepts TLS. The
 # bundle stays out of the final image (deploy/certs/README.md).
-[ "${STACK_TEST_REGISTRY:-0}" = 1 ] || cp /etc/ssl/certs/ca-certificates.crt deploy/certs/build-ca.crt
+[ "$REGISTRY" = 1 ] || cp /etc/ssl/certs/ca-certificates.crt deploy/certs/build-ca.crt
 
 log "building images (log: $WORK/build.log)"
-if ! "${COMPOSE[@]}" build >"$WORK/build.log" 2>&1; then
+build_flags=()
+[ "${STACK_TEST_NO_CACHE:-0}" = 1 ] && build_flags+=(--no-cache)  # a cold build, for timing
+if ! "${COMPOSE[@]}" "${build_profile[@]}" build "${build_flags[@]}" >"$WORK/build.log" 2>&1; then
     tail -n 40 "$WORK/build.log" >&2
     exit 1
 fi
@@ -85,5 +109,5 @@ done
 [ "$health" = healthy ] || { log "api not healthy: $health"; exit 1; }
 log "stack up and api healthy ($((SECONDS - build_done)) s after the build)"
 
-python3 deploy/stack_check.py --base "http://127.0.0.1:$PORT" --compose "${COMPOSE[*]}"
+timeout 900 python3 deploy/stack_check.py --base "http://127.0.0.1:$PORT" --compose "${COMPOSE[*]}"
 log "passed: build ${build_done} s, total ${SECONDS} s"

@@ -24,6 +24,7 @@ import contextlib
 import json
 import os
 import platform
+import shutil
 import socket
 import statistics
 import subprocess
@@ -193,8 +194,6 @@ class Server:
                 # The bench is one client: lift the per-client rate limit and the queue cap.
                 "GRADER_RATE_LIMIT": "1000000",
                 "GRADER_QUEUE_MAX": "100000",
-                # ?wait polls the database; a short poll keeps it from dominating latency.
-                "GRADER_POLL_SECONDS": "0.005",
                 **backend.env,
             }
         )
@@ -238,9 +237,23 @@ async def submit(client: httpx.AsyncClient, code: str, want: str) -> tuple[float
             timeout=60,
         )
         ok = response.status_code == 200 and response.json().get("verdict") == want
-    except httpx.HTTPError:
+        if not ok:
+            _first_error(f"HTTP {response.status_code}: {response.text[:600]}")
+    except httpx.HTTPError as exc:
         ok = False
+        _first_error(f"{type(exc).__name__}: {exc}")
     return time.perf_counter() - start, ok
+
+
+_errors_shown = 0
+
+
+def _first_error(text: str) -> None:
+    """Print the first few failures in full: a lost submission must be explained."""
+    global _errors_shown
+    if _errors_shown < 3:
+        _errors_shown += 1
+        print(f"  ERROR: {text}", flush=True)
 
 
 async def latency(url: str, code: str, want: str, concurrency: int, total: int) -> dict[str, Any]:
@@ -343,6 +356,8 @@ def bench_backend(
             if sampler is not None:
                 sampler.stop()
             server.stop()
+            RESULTS.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(Path(tmp) / "server.log", RESULTS / f"server-{backend.name}.log")
     assert sampler is not None
     memory = {"server_peak_mb": sampler.peak_server / 2**20,
               "sandboxes_peak_mb": sampler.peak_sandboxes / 2**20}  # fmt: skip

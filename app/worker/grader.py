@@ -19,6 +19,7 @@ from app.grading.schemas import GradeReport
 from app.problems.loader import Problem
 from app.submissions.models import Submission
 from app.submissions.repository import SubmissionRepository
+from app.worker.notify import COMPLETIONS
 from sandbox.protocol import Sandbox
 from sandbox.verdicts import Verdict
 
@@ -175,6 +176,7 @@ def _store(
         )
         if stored:
             session.commit()
+            COMPLETIONS.finished(submission.id)  # wakes this process's ?wait requests now
         else:
             session.rollback()
             log.warning("lease of %s was lost; its result is discarded", submission.id)

@@ -314,10 +314,10 @@ def interpret(raw: RawRun, request: RunRequest, backend: str) -> RunResult:
 
 __all__ = [
     "LAUNCHER_TASKS",
+    "Launched",
     "ParsedStream",
     "RawRun",
     "apply_rlimits",
-    "Launched",
     "collect",
     "interpret",
     "kill_launched",

@@ -43,8 +43,7 @@ class WarmPoolSandbox:
         self.cold_runs = 0
         self._filler = threading.Thread(target=self._fill, name="sandbox-warm-pool", daemon=True)
         self._filler.start()
-        ref = weakref.ref(self)
-        atexit.register(lambda: (p := ref()) is not None and p.close())
+        atexit.register(_close_at_exit, weakref.ref(self))
 
     # The latest run's identity, for diagnostics and the leftover checks of the tests.
     @property
@@ -104,8 +103,23 @@ class WarmPoolSandbox:
                 if not self._closed and limits == self._limits and started.alive():
                     self._ready.append(started)
                     keep = True
+                    self._cond.notify_all()
             if not keep:
                 started.discard()
+
+    def prewarm(self, limits: Limits, timeout: float = 30.0) -> bool:
+        """Key the pool to ``limits`` and wait until a sandbox for them is ready."""
+        stale: list[StartedSandbox] = []
+        with self._cond:
+            if limits != self._limits:
+                self._limits = limits
+                stale.extend(self._ready)
+                self._ready.clear()
+                self._cond.notify_all()
+        for sandbox in stale:
+            sandbox.discard()
+        with self._cond:
+            return self._cond.wait_for(lambda: bool(self._ready) or self._closed, timeout)
 
     def idle(self) -> int:
         with self._cond:
@@ -123,3 +137,9 @@ class WarmPoolSandbox:
                 sandbox.discard()
         if threading.current_thread() is not self._filler:
             self._filler.join(timeout=10)
+
+
+def _close_at_exit(ref: weakref.ref[WarmPoolSandbox]) -> None:
+    pool = ref()
+    if pool is not None:
+        pool.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -35,12 +36,15 @@ def multi_head_attention(Q, K, V, W_q, W_k, W_v, W_o, num_heads):
 )
 
 
-@pytest.fixture(params=["cold", "warm"])
-def sandbox(request: pytest.FixtureRequest, bwrap: Sandbox) -> Sandbox:
+@pytest.fixture(scope="module", params=["cold", "warm"])
+def sandbox(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
+    """The real bwrap sandbox, started per run (cold) and from the warm pool."""
     if request.param == "cold":
-        return bwrap
-    assert isinstance(bwrap, BwrapSandbox)
-    return WarmPoolSandbox(bwrap, size=1)
+        yield BwrapSandbox()
+        return
+    pool = WarmPoolSandbox(BwrapSandbox(), size=1)
+    yield pool
+    pool.close()
 
 
 def test_hidden_inputs_printed_by_the_submission_are_not_shown(mha: Problem, sandbox: Sandbox):

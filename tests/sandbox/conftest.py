@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from sandbox.backends.bwrap import BwrapSandbox
-from sandbox.protocol import Sandbox
+from sandbox.backends.pool import WarmPoolSandbox
+from sandbox.protocol import RunRequest, RunResult, Sandbox
 from tests.sandbox.helpers import Host
 
 
@@ -35,11 +36,46 @@ def bwrap_sandbox() -> BwrapSandbox:
     return BwrapSandbox()
 
 
-@pytest.fixture(params=["bwrap", "docker"])
+class AlwaysWarm:
+    """The warm pool, made to serve every run from a sandbox launched before the job existed
+    (pre-warmed for the run's limits), so the attack tests exercise the fast path, not a cold
+    fallback."""
+
+    name = "bwrap"
+
+    def __init__(self, pool: WarmPoolSandbox) -> None:
+        self.pool = pool
+
+    @property
+    def last_run_id(self) -> str:
+        return self.pool.last_run_id
+
+    @property
+    def last_cgroup_dirs(self) -> list[Path]:
+        return self.pool.last_cgroup_dirs
+
+    def run(self, request: RunRequest) -> RunResult:
+        assert self.pool.prewarm(request.limits), "the warm pool did not fill"
+        served = self.pool.warm_runs
+        result = self.pool.run(request)
+        assert self.pool.warm_runs == served + 1, "the run was not served warm"
+        return result
+
+
+@pytest.fixture(scope="session")
+def warm_pool(bwrap_sandbox: BwrapSandbox) -> Iterator[WarmPoolSandbox]:
+    pool = WarmPoolSandbox(bwrap_sandbox, size=1)
+    yield pool
+    pool.close()
+
+
+@pytest.fixture(params=["bwrap", "bwrap-warm", "docker"])
 def sandbox(request: pytest.FixtureRequest) -> Sandbox:
     if request.param == "bwrap":
         bwrap: BwrapSandbox = request.getfixturevalue("bwrap_sandbox")
         return bwrap
+    if request.param == "bwrap-warm":
+        return AlwaysWarm(request.getfixturevalue("warm_pool"))
     return _docker()
 
 

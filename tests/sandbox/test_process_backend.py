@@ -10,6 +10,7 @@ import pytest
 
 from app.core.config import Settings
 from sandbox.backends.bwrap import BwrapSandbox
+from sandbox.backends.pool import WarmPoolSandbox
 from sandbox.backends.process import ProcessSandbox
 from sandbox.factory import UnsafeSandboxRefused, make_sandbox
 from tests.sandbox.helpers import IDENTITY, run
@@ -50,5 +51,11 @@ def test_process_backend_still_enforces_time(tmp_path: Path) -> None:
 
 def test_bwrap_is_the_default(tmp_path: Path) -> None:
     sandbox = make_sandbox(Settings(data_dir=tmp_path))
-    assert isinstance(sandbox, BwrapSandbox)
-    assert sandbox.name == "bwrap"
+    assert isinstance(sandbox, WarmPoolSandbox)  # bwrap, served from a warm pool
+    try:
+        assert isinstance(sandbox.inner, BwrapSandbox)
+        assert sandbox.name == "bwrap" and sandbox.size == 2
+    finally:
+        sandbox.close()
+    cold = make_sandbox(Settings(data_dir=tmp_path, sandbox_warm_pool=0))
+    assert isinstance(cold, BwrapSandbox)
