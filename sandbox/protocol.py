@@ -38,6 +38,9 @@ class CaseArgs(BaseModel):
 
     name: str
     args: dict[str, ArgValue]
+    # Its inputs must never reach what the student sees (a hidden case, a probe): output printed
+    # from this case on is never attributed to an earlier case or to import time.
+    hidden: bool = False
 
 
 class RunRequest(BaseModel):

@@ -24,7 +24,8 @@ payload.
 Job (stdin): a ``J`` frame ::
 
     {"version": 1, "code": str, "function_name": str, "param_names": [str],
-     "cases": [{"name": str, "args": {param: {"array": blob_index} | {"int": int}}}],
+     "cases": [{"name": str, "args": {param: {"array": blob_index} | {"int": int}},
+                "sync": bool (optional, default true)}],
      "limits": {"output_bytes": int, "output_kill_bytes": int, "result_bytes": int}}
 
 followed by one ``B`` frame per blob index (0, 1, ...), each the bytes of a ``.npy`` file
@@ -48,10 +49,11 @@ Results (stdout), in order:
   printed: ``case: null`` while importing, else while that case ran or after it).
 
 Output attribution: before each case the worker flushes and sends ``case_start`` on its result
-pipe, then waits for the supervisor's one-byte acknowledgement. The supervisor first drains the
-capture pipes into the phase that is ending, then switches phase and acknowledges: whatever the
-submission prints once it holds a case's inputs is attributed to that case or a later one, never
-to an earlier (e.g. public) one. The host shows a hidden case's output to nobody.
+pipe; before a ``sync`` case it then waits for the supervisor's one-byte acknowledgement. The
+supervisor first drains the capture pipes into the phase that is ending, then switches phase and
+acknowledges: whatever the submission prints once it holds a sync case's inputs is attributed to
+that case or a later one, never to an earlier (e.g. public) one. The host marks every case up to
+the first hidden one ``sync``; after it all phases are hidden, so the round trip is skipped.
 
 Warm start: the runner imports numpy and everything the worker uses BEFORE it reads the job, so
 a backend may start it ahead of demand (a warm pool) and send the job when one arrives. Each
@@ -203,6 +205,7 @@ class Supervisor:
                 else:
                     args.append(int(spec["int"]))
             self.cases.append((str(case["name"]), args))
+        self.sync = [bool(case.get("sync", True)) for case in job["cases"]]
         # closefd=False: the forked worker inherits this object but must never close or reuse it.
         self.out = os.fdopen(os.dup(1), "wb", buffering=1 << 16, closefd=False)
         devnull = os.open(os.devnull, os.O_RDWR)
@@ -386,8 +389,9 @@ class Supervisor:
                     break
         if index > (self.phases[-1][0] if self.phases[-1][0] is not None else -1):
             self.phases.append((index, {"stdout": bytearray(), "stderr": bytearray()}))
-        with contextlib.suppress(OSError):
-            os.write(self.ack_fd, b"+")
+        if self.sync[index]:
+            with contextlib.suppress(OSError):
+                os.write(self.ack_fd, b"+")
 
     def emit_case(self, msg: dict[str, Any], data: bytes | None, pid: int) -> None:
         try:
@@ -523,6 +527,7 @@ class _Worker:
         self.np = sup.np
         self.ndarray = sup.np.ndarray
         self.cases = sup.cases
+        self.sync = list(sup.sync)
         self.job = sup.job
         self.result_cap = sup.result_cap
         os.dup2(out_w, 1)
@@ -623,6 +628,8 @@ class _Worker:
             with contextlib.suppress(Exception):  # the submission may have replaced or closed it
                 stream.flush()
         self.send_json({"type": "case_start", "index": index})
+        if not self.sync[index]:
+            return
         try:
             acknowledged = self.read(self.ack_r, 1) == b"+"
         except OSError:

@@ -37,6 +37,11 @@ def encode_job(request: RunRequest) -> bytes:
             else:
                 args[pname] = {"int": int(value)}
         cases.append({"name": case.name, "args": args})
+    # Attribution of printed output is synchronised before each case up to the first hidden one;
+    # after it every phase is hidden, so the cases run without that round trip.
+    first_hidden = next((i for i, c in enumerate(request.cases) if c.hidden), len(request.cases))
+    for index, case_json in enumerate(cases):
+        case_json["sync"] = index <= first_hidden
     limits = request.limits
     header = {
         "version": 1,

@@ -29,8 +29,11 @@ def build_request(problem: Problem, code: str, cases: Sequence[TestCase]) -> Run
         function_name=spec.function_name,
         param_names=[p.name for p in spec.params],
         # Graded cases first: if the run is cut short, the probes are what is lost.
-        cases=[CaseArgs(name=c.name, args=dict(c.inputs)) for c in cases]
-        + [CaseArgs(name=p.name, args=dict(p.inputs)) for p in probes],
+        cases=[
+            CaseArgs(name=c.name, args=dict(c.inputs), hidden=c.visibility != "public")
+            for c in cases
+        ]
+        + [CaseArgs(name=p.name, args=dict(p.inputs), hidden=True) for p in probes],
         limits=Limits(
             cpu_seconds=spec.limits.cpu_seconds,
             wall_seconds=spec.limits.wall_seconds,

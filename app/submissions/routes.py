@@ -13,6 +13,8 @@ from fastapi.responses import StreamingResponse
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 
+from app.auth.deps import OptionalPrincipal
+from app.auth.tokens import Principal
 from app.core.deps import ProblemDep
 from app.core.errors import ApiError, ErrorResponse
 from app.submissions.repository import SubmissionRepository
@@ -49,8 +51,11 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
-def client_of(request: Request) -> str:
-    # Issue 6's tokens will identify authenticated clients; until then, the address does.
+def client_of(request: Request, principal: Principal | None) -> str:
+    """Whom rate limits and idempotency keys belong to: the token when one is sent (many
+    clients may share an address behind a proxy), else the address."""
+    if principal is not None:
+        return f"token:{principal.token_id}"
     return f"ip:{request.client.host if request.client else 'unknown'}"
 
 
@@ -99,6 +104,7 @@ async def create_submission(
     response: Response,
     problem: ProblemDep,
     service: ServiceDep,
+    principal: OptionalPrincipal,
     wait: Annotated[
         float,
         Query(ge=0, le=MAX_WAIT_SECONDS, description="Seconds to wait for the result (0-30)."),
@@ -121,7 +127,7 @@ async def create_submission(
         service.create,
         problem.id,
         body,
-        client=client_of(request),
+        client=client_of(request, principal),
         idempotency_key=idempotency_key,
     )
     submission = accepted.submission

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from typing import cast
-
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.core.config import Settings
 from app.db.engine import make_engine, make_sessionmaker
 from app.db.migrate import upgrade
+from app.grading.faulttable import fault_table
 from app.problems.loader import Problem
 from app.worker.ceilings import CappedSandbox
 from app.worker.grader import GradingContext
@@ -27,12 +26,14 @@ def grading_context(
     settings: Settings, sessions: sessionmaker[Session], problems: dict[str, Problem]
 ) -> GradingContext:
     def make_sandbox(settings: Settings) -> Sandbox:
-        from sandbox.factory import SandboxSettings, make_sandbox
+        from sandbox.factory import make_sandbox
 
-        # cast: the factory's Protocol types ``sandbox`` as a mutable str, which a Literal
-        # field cannot satisfy for mypy although every value is one.
-        return CappedSandbox(make_sandbox(cast(SandboxSettings, settings)), settings)
+        return CappedSandbox(make_sandbox(settings), settings)
 
+    # Built now rather than on the first submission, which would otherwise wait for it.
+    for problem in problems.values():
+        if problem.diagnostics is not None:
+            fault_table(problem)
     return GradingContext(
         settings=settings, sessions=sessions, problems=problems, make_sandbox=make_sandbox
     )

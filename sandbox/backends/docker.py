@@ -63,6 +63,9 @@ _KILL_WAIT_SECONDS = 10.0
 # prune() removes a sandbox container once it is this long past its deadline label: by then the
 # grader process that started it has died (a live one removes its containers itself).
 _ORPHAN_GRACE_SECONDS = 30.0
+# A grader restarted after a crash runs on without restarting its sandbox, so leftovers of the
+# crashed one are swept from time to time while runs go on, not only at start-up.
+_PRUNE_EVERY_SECONDS = 30.0
 
 
 class DockerUnavailableError(RuntimeError):
@@ -157,6 +160,7 @@ class DockerSandbox:
         self.image = image
         self.last_run_id = ""  # the TENSORJUDGE_RUN value of the latest run, for diagnostics
         self.owner = secrets.token_hex(8)
+        self._next_prune = time.monotonic() + _PRUNE_EVERY_SECONDS
         try:
             self.client = docker.DockerClient(base_url=base_url) if base_url else docker.from_env()
             self.client.images.get(image)
@@ -187,6 +191,9 @@ class DockerSandbox:
                 container.remove(force=True)
 
     def run(self, request: RunRequest) -> RunResult:
+        if time.monotonic() >= self._next_prune:
+            self._next_prune = time.monotonic() + _PRUNE_EVERY_SECONDS
+            self.prune()
         return interpret(self.execute(request), request, self.name)
 
     def execute(self, request: RunRequest) -> RawRun:

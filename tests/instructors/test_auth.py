@@ -15,7 +15,9 @@ from app.auth.tokens import authenticate, create_token, revoke_token
 from tests.instructors.conftest import (
     CASES,
     PROBLEM,
+    MakeClient,
     Tokens,
+    add_tokens,
     as_json,
     bearer,
     case_inputs,
@@ -171,3 +173,20 @@ def test_unknown_role_is_refused(api: TestClient):
     sessions = api.app.state.submissions.sessions  # type: ignore[attr-defined]
     with sessions() as session, pytest.raises(ValueError, match="role"):
         create_token(session, "someone", "student")
+
+
+def test_submissions_with_a_token_are_rate_limited_per_token(make_client: MakeClient):
+    # Behind a proxy every client shares one address: a token is its own client.
+    api = make_client(rate_limit=1, rate_window_seconds=120)
+    tokens = add_tokens(api)
+    url = f"/api/problems/{PROBLEM}/submissions"
+    code = {"code": "def multi_head_attention(*args):\n    return 0\n"}
+    assert api.post(url, json=code).status_code == 202
+    assert api.post(url, json=code).status_code == 429
+    assert api.post(url, json=code, headers=bearer(tokens.instructor)).status_code == 202
+    assert api.post(url, json=code, headers=bearer(tokens.admin)).status_code == 202
+    limited = api.post(url, json=code, headers=bearer(tokens.instructor))
+    assert limited.status_code == 429
+    assert error_of(limited)["code"] == "rate_limited"
+    # A bad token is refused, not silently counted as the address.
+    assert api.post(url, json=code, headers=bearer("tj_not-a-token")).status_code == 403

@@ -374,6 +374,19 @@ def test_prune_removes_containers_a_dead_host_process_left(sb: DockerSandbox) ->
         orphan.reload()
 
 
+def test_a_running_sandbox_sweeps_orphans_between_runs(sb: DockerSandbox) -> None:
+    # A worker restarted after a crash keeps one sandbox for its life: the crashed one's
+    # containers must go while it runs, not only when a sandbox is created.
+    past = str(int(time.time()) - 3600)
+    orphan = sb.client.containers.create(
+        sb.image, labels={LABEL: "1", DEADLINE_LABEL: past}, command=[]
+    )
+    sb._next_prune = 0.0  # as if the sweep interval had passed
+    assert sb.run(request("def f(x):\n    return x\n")).status == "ok"
+    with pytest.raises(Exception, match=r"No such container|404"):
+        orphan.reload()
+
+
 def test_a_missing_image_is_reported_not_run() -> None:
     with pytest.raises(DockerUnavailableError, match="missing"):
         DockerSandbox(image="tensorjudge/no-such-image:never")
