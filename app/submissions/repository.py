@@ -126,7 +126,9 @@ class SubmissionRepository:
         )
         return submission
 
-    def renew_lease(self, submission_id: str, token: str, lease: timedelta) -> bool:
+    def _update_leased(self, submission_id: str, token: str, **values: Any) -> bool:
+        """Update a running submission only while ``token`` holds its lease: every write a
+        grader makes goes through this guard, so a grader that lost its lease writes nothing."""
         stmt = (
             update(Submission)
             .where(
@@ -134,10 +136,13 @@ class SubmissionRepository:
                 Submission.status == RUNNING,
                 Submission.lease_token == token,
             )
-            .values(lease_expires_at=utcnow() + lease)
+            .values(**values)
             .execution_options(synchronize_session=False)
         )
         return bool(self.session.execute(stmt).rowcount)  # type: ignore[attr-defined]
+
+    def renew_lease(self, submission_id: str, token: str, lease: timedelta) -> bool:
+        return self._update_leased(submission_id, token, lease_expires_at=utcnow() + lease)
 
     def finish(
         self,
@@ -156,26 +161,19 @@ class SubmissionRepository:
         transaction: the caller commits on True and rolls back on False.
         """
         now = utcnow()
-        stmt = (
-            update(Submission)
-            .where(
-                Submission.id == submission.id,
-                Submission.status == RUNNING,
-                Submission.lease_token == token,
-            )
-            .values(
-                status=DONE,
-                verdict=verdict,
-                score=score,
-                report=report_json,
-                test_set_version=test_set_version,
-                finished_at=now,
-                lease_token=None,
-                lease_expires_at=None,
-            )
-            .execution_options(synchronize_session=False)
+        finished = self._update_leased(
+            submission.id,
+            token,
+            status=DONE,
+            verdict=verdict,
+            score=score,
+            report=report_json,
+            test_set_version=test_set_version,
+            finished_at=now,
+            lease_token=None,
+            lease_expires_at=None,
         )
-        if not self.session.execute(stmt).rowcount:  # type: ignore[attr-defined]
+        if not finished:
             return False
         self.session.add(
             Grading(
@@ -203,17 +201,14 @@ class SubmissionRepository:
 
     def release(self, submission_id: str, token: str, reason: str) -> bool:
         """Give a claimed submission back to the queue (the grader failed, not the code)."""
-        stmt = (
-            update(Submission)
-            .where(
-                Submission.id == submission_id,
-                Submission.status == RUNNING,
-                Submission.lease_token == token,
-            )
-            .values(status=QUEUED, lease_token=None, lease_expires_at=None, enqueued_at=None)
-            .execution_options(synchronize_session=False)
-        )
-        if not self.session.execute(stmt).rowcount:  # type: ignore[attr-defined]
+        if not self._update_leased(
+            submission_id,
+            token,
+            status=QUEUED,
+            lease_token=None,
+            lease_expires_at=None,
+            enqueued_at=None,
+        ):
             return False
         self.add_event(submission_id, "status", {"status": QUEUED, "retry": reason})
         return True
