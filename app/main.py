@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 from fastapi import FastAPI
 
 from app.core.config import Settings, get_settings
@@ -13,9 +15,16 @@ from app.submissions.setup import install_submissions
 from app.testcases.install import install_instructors
 from app.web.routes import install_web
 
+log = logging.getLogger(__name__)
+
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
+    if settings.sandbox == "process":
+        log.warning(
+            "GRADER_SANDBOX=process: submissions run WITHOUT isolation, as this server's user. "
+            "Development only: never grade code that is not your own this way."
+        )
     app = FastAPI(
         title="TensorJudge",
         version="0.1.0",

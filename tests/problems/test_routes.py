@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import json
+import logging
 
 import numpy as np
+import pytest
 from fastapi.testclient import TestClient
+from pydantic import ValidationError
 
+from app.core.config import Settings
+from app.main import create_app
 from app.problems.loader import Problem
+from tests.conftest import PROBLEMS_DIR
 
 
 def test_healthz(client: TestClient):
@@ -102,3 +108,18 @@ def test_hidden_material_never_leaks(client: TestClient, mha: Problem):
         for value in (case.inputs["Q"].flat[0], case.inputs["W_o"].flat[-1], case.expected.flat[0]):
             assert json.dumps(float(value)) not in bodies, case.name
         assert case.name not in bodies
+
+
+def test_unsafe_process_sandbox_is_refused_without_opt_in_and_warned_with_it(tmp_path, caplog):
+    with pytest.raises(ValidationError, match="GRADER_ALLOW_UNSAFE_SANDBOX=1"):
+        Settings(sandbox="process", data_dir=tmp_path, problems_dir=PROBLEMS_DIR)
+    settings = Settings(
+        sandbox="process", allow_unsafe_sandbox=True, data_dir=tmp_path, problems_dir=PROBLEMS_DIR
+    )
+    with caplog.at_level(logging.WARNING, logger="app.main"):
+        create_app(settings)
+    assert any("WITHOUT isolation" in r.getMessage() for r in caplog.records)
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="app.main"):
+        create_app(Settings(data_dir=tmp_path, problems_dir=PROBLEMS_DIR))
+    assert not any("WITHOUT isolation" in r.getMessage() for r in caplog.records)
