@@ -146,6 +146,12 @@ def _in_process_run(problem: Problem, cases: Any, probes: Any, names: list[str])
     return RunResult(status="ok", cases=outcomes, backend="none")
 
 
+def process_cpu_seconds(pid: int) -> float:
+    """User + system CPU of one process (not of its children), from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -344,12 +350,20 @@ def bench_backend(
                         flush=True,
                     )
             mix = [(codes[k], w) for k, w in KINDS.items()]
+            cpu_before = process_cpu_seconds(server.proc.pid)
             tp = asyncio.run(throughput(server.url, mix, window))
+            graded = tp["sent"] - tp["lost_or_errored"]
+            # The server process's own CPU (its sandboxes are other processes) per graded
+            # submission, over the whole throughput run including its drain.
+            tp["server_cpu_ms_per_graded"] = (
+                (process_cpu_seconds(server.proc.pid) - cpu_before) * 1000 / max(1, graded)
+            )
             tp["x_floor_rate"] = tp["per_second"] / (1000 / floor)
             print(
                 f"  throughput at c=32 over {window:g} s: {tp['per_second']:.1f} graded/s "
                 f"({tp['x_floor_rate']:.3f}x the floor's single-core rate of "
-                f"{1000 / floor:.0f}/s), lost or errored: {tp['lost_or_errored']}",
+                f"{1000 / floor:.0f}/s), lost or errored: {tp['lost_or_errored']}; "
+                f"server CPU {tp['server_cpu_ms_per_graded']:.1f} ms per graded submission",
                 flush=True,
             )
         finally:
@@ -400,8 +414,8 @@ def main() -> None:
     parser.add_argument("--window", type=float, default=8.0, help="throughput window (s)")
     parser.add_argument(
         "--backends",
-        default="bwrap-cold,bwrap-warm,docker",
-        help="comma-separated: bwrap-cold, bwrap-warm, docker",
+        default="bwrap-fork,bwrap-warm,bwrap-cold,docker",
+        help="comma-separated: bwrap-fork, bwrap-warm, bwrap-cold, docker",
     )
     parser.add_argument("--warm-pool", type=int, default=4, help="GRADER_SANDBOX_WARM_POOL")
     parser.add_argument("--floor-repeat", type=int, default=30)
@@ -422,12 +436,25 @@ def main() -> None:
         "wrong": (ROOT / "tests" / "grading" / "corpus" / "missing_wo.py").read_text(),
     }
     backends = {
+        "bwrap-fork": Backend(
+            "bwrap-fork",
+            {"GRADER_SANDBOX": "bwrap", "GRADER_SANDBOX_FORKSERVER": "1"},
+        ),
         "bwrap-cold": Backend(
-            "bwrap-cold", {"GRADER_SANDBOX": "bwrap", "GRADER_SANDBOX_WARM_POOL": "0"}
+            "bwrap-cold",
+            {
+                "GRADER_SANDBOX": "bwrap",
+                "GRADER_SANDBOX_FORKSERVER": "0",
+                "GRADER_SANDBOX_WARM_POOL": "0",
+            },
         ),
         "bwrap-warm": Backend(
             "bwrap-warm",
-            {"GRADER_SANDBOX": "bwrap", "GRADER_SANDBOX_WARM_POOL": str(args.warm_pool)},
+            {
+                "GRADER_SANDBOX": "bwrap",
+                "GRADER_SANDBOX_FORKSERVER": "0",
+                "GRADER_SANDBOX_WARM_POOL": str(args.warm_pool),
+            },
         ),
         "docker": Backend("docker", {"GRADER_SANDBOX": "docker"}),
     }

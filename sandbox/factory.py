@@ -48,7 +48,11 @@ def make_sandbox(settings: SandboxSettings) -> Sandbox:
             use_cgroup=settings.sandbox_cgroup,
             cgroup_parent=settings.sandbox_cgroup_parent,
         )
-        # getattr: settings objects written before the pool existed have no such field.
+        # getattr: settings objects written before these existed have no such field.
+        if bool(getattr(settings, "sandbox_forkserver", False)):
+            from sandbox.backends.forkserver import ForkServerSandbox
+
+            return ForkServerSandbox(bwrap)
         pool_size = int(getattr(settings, "sandbox_warm_pool", 0))
         if pool_size > 0:
             from sandbox.backends.pool import WarmPoolSandbox

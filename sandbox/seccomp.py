@@ -43,16 +43,24 @@ NAMESPACE_FLAGS = (
 )
 
 
+# What the fork server's zygote still needs to build each child's own namespaces. The zygote
+# never runs submission code, and every child installs the full filter before it does.
+ZYGOTE_ALLOWED = frozenset({"mount", "umount2", "unshare"})
+
+
 @lru_cache
-def filter_bpf() -> bytes:
-    """The compiled filter for the host architecture."""
+def filter_bpf(zygote: bool = False) -> bytes:
+    """The compiled filter for the host architecture (``zygote``: the fork server's own, which
+    lets it create namespaces and mounts for its children)."""
     deny = sc.ERRNO(errno.EPERM)
     flt = sc.SyscallFilter(defaction=sc.ALLOW)
     for name in DENIED:
+        if zygote and name in ZYGOTE_ALLOWED:
+            continue
         with contextlib.suppress(ValueError, OSError):  # not a system call on this architecture
             flt.add_rule(deny, name)
     flt.add_rule(deny, "ioctl", sc.Arg(1, sc.MASKED_EQ, 0xFFFFFFFF, TIOCSTI))
-    for flag in NAMESPACE_FLAGS:
+    for flag in () if zygote else NAMESPACE_FLAGS:
         flt.add_rule(deny, "clone", sc.Arg(0, sc.MASKED_EQ, flag, flag))
     # clone3 passes its flags in memory a filter cannot read: ENOSYS makes libc fall back to clone.
     flt.add_rule(sc.ERRNO(errno.ENOSYS), "clone3")
@@ -62,9 +70,9 @@ def filter_bpf() -> bytes:
         return f.read()
 
 
-def filter_fd() -> int:
+def filter_fd(zygote: bool = False) -> int:
     """A readable fd holding the BPF program, for ``bwrap --seccomp FD``. The caller closes it."""
     fd = os.memfd_create("tj-seccomp", 0)
-    os.write(fd, filter_bpf())
+    os.write(fd, filter_bpf(zygote))
     os.lseek(fd, 0, os.SEEK_SET)
     return fd

@@ -36,10 +36,18 @@ def make_engine(settings: Settings) -> Engine:
         engine = create_engine(
             url,
             connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000, "check_same_thread": False},
-            pool_size=max(5, settings.workers + 4),
+            # A SQLite connection is a file handle: keep the burst connections too. Closing
+            # overflow connections on return made busy periods reconnect (and re-run the
+            # pragmas) for most requests.
+            pool_size=max(5, settings.workers + 4) + POOL_OVERFLOW,
             max_overflow=POOL_OVERFLOW,
         )
-        event.listen(engine, "connect", _sqlite_pragmas)
+        synchronous = settings.sqlite_synchronous
+
+        def pragmas(dbapi_connection: Any, connection_record: Any) -> None:
+            _sqlite_pragmas(dbapi_connection, synchronous)
+
+        event.listen(engine, "connect", pragmas)
         return engine
     return create_engine(
         url,
@@ -49,12 +57,15 @@ def make_engine(settings: Settings) -> Engine:
     )
 
 
-def _sqlite_pragmas(dbapi_connection: Any, connection_record: Any) -> None:
+def _sqlite_pragmas(dbapi_connection: Any, synchronous: str) -> None:
     assert isinstance(dbapi_connection, sqlite3.Connection)
+    assert synchronous in ("NORMAL", "FULL")
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
-    cursor.execute("PRAGMA synchronous=NORMAL")
+    # WAL + NORMAL: a commit is in the WAL file before it returns (safe if this process dies)
+    # but fsynced only at checkpoints; FULL also fsyncs the WAL on every commit.
+    cursor.execute(f"PRAGMA synchronous={synchronous}")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.close()
 

@@ -8,15 +8,17 @@ holding a read-then-write transaction open.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy import Table, and_, bindparam, func, insert, or_, select, update
 from sqlalchemy.orm import Session
 
 from app.db.base import utcnow
 from app.submissions.models import Grading, Submission, SubmissionEvent
+
+EVENTS = cast(Table, SubmissionEvent.__table__)
 
 QUEUED = "queued"
 RUNNING = "running"
@@ -38,21 +40,30 @@ class SubmissionRepository:
         )
         return self.session.scalars(stmt).first()
 
+    def has_queued(self) -> bool:
+        stmt = select(Submission.id).where(Submission.status == QUEUED).limit(1)
+        return self.session.scalars(stmt).first() is not None
+
     def count_active(self) -> int:
         stmt = select(func.count()).where(Submission.status.in_((QUEUED, RUNNING)))
         return int(self.session.scalar(stmt) or 0)
 
     def recent_by_client(self, client: str, since: datetime) -> tuple[int, datetime | None]:
         """How many submissions ``client`` created since ``since``, and the oldest of them."""
-        stmt = select(func.count(), func.min(Submission.created_at)).where(
-            Submission.client == client, Submission.created_at >= since
-        )
-        count, oldest = self.session.execute(stmt).one()
+        count, oldest, _ = self.admission_counts(client, since)
+        return count, oldest
+
+    def admission_counts(self, client: str, since: datetime) -> tuple[int, datetime | None, int]:
+        """What accepting a submission checks, in one round trip: ``recent_by_client`` and
+        ``count_active``."""
+        stmt = _statement(("admission",), _admission_statement)
+        params = {"p_client": client, "p_since": since}
+        count, oldest, active_count = self.session.execute(stmt, params).one()
         if isinstance(oldest, str):  # SQLite returns aggregates of timestamps as text
             oldest = datetime.fromisoformat(oldest)
         if oldest is not None and oldest.tzinfo is None:
             oldest = oldest.replace(tzinfo=utcnow().tzinfo)
-        return int(count or 0), oldest
+        return int(count or 0), oldest, int(active_count or 0)
 
     def events_after(self, submission_id: str, after_id: int) -> Sequence[SubmissionEvent]:
         stmt = (
@@ -74,72 +85,55 @@ class SubmissionRepository:
         self.add_event(submission.id, "status", {"status": QUEUED})
 
     def add_event(self, submission_id: str, kind: str, data: dict[str, Any]) -> None:
-        self.session.add(
-            SubmissionEvent(submission_id=submission_id, kind=kind, data=json.dumps(data))
-        )
+        self.add_events(submission_id, [(kind, data)])
+
+    def add_events(self, submission_id: str, events: Sequence[tuple[str, dict[str, Any]]]) -> None:
+        """Append events in order with one statement (a Core INSERT: no ORM unit of work and
+        no ids read back, since nothing here needs them)."""
+        now = utcnow()
+        rows = [
+            {"submission_id": submission_id, "kind": kind, "data": json.dumps(data),
+             "created_at": now}
+            for kind, data in events
+        ]  # fmt: skip
+        self.session.execute(insert(EVENTS), rows)
 
     def claim_next(self, token: str, worker: str, lease: timedelta) -> Submission | None:
         """Take the oldest queued submission, or None. Safe against concurrent claimers."""
-        oldest = (
-            select(Submission.id)
-            .where(Submission.status == QUEUED)
-            .order_by(Submission.created_at, Submission.id)
-            .limit(1)
-        )
-        if self.session.get_bind().dialect.name == "postgresql":
-            oldest = oldest.with_for_update(skip_locked=True)
-        return self._claim(Submission.id == oldest.scalar_subquery(), token, worker, lease)
+        dialect = self.session.get_bind().dialect.name
+        stmt = _statement(("claim_next", dialect), lambda: _claim_next_statement(dialect))
+        return self._claim(stmt, {}, token, worker, lease)
 
     def claim(
         self, submission_id: str, token: str, worker: str, lease: timedelta
     ) -> Submission | None:
         """Take this submission if it is queued, or running under a lease that has expired."""
-        return self._claim(Submission.id == submission_id, token, worker, lease)
+        stmt = _statement(("claim",), lambda: _claim_statement(Submission.id == bindparam("p_id")))
+        return self._claim(stmt, {"p_id": submission_id}, token, worker, lease)
 
-    def _claim(self, which: Any, token: str, worker: str, lease: timedelta) -> Submission | None:
+    def _claim(
+        self, stmt: Any, params: dict[str, Any], token: str, worker: str, lease: timedelta
+    ) -> Submission | None:
         now = utcnow()
-        claimable = or_(
-            Submission.status == QUEUED,
-            and_(Submission.status == RUNNING, Submission.lease_expires_at < now),
-        )
-        stmt = (
-            update(Submission)
-            .where(which, claimable)
-            .values(
-                status=RUNNING,
-                lease_token=token,
-                lease_expires_at=now + lease,
-                worker=worker,
-                attempts=Submission.attempts + 1,
-                started_at=now,
-            )
-            .returning(Submission.id)
-            .execution_options(synchronize_session=False)
-        )
-        claimed = self.session.execute(stmt).scalar_one_or_none()
-        if claimed is None:
+        params |= {"p_now": now, "p_expires": now + lease, "p_token": token, "p_worker": worker}
+        submission: Submission | None = self.session.execute(stmt, params).scalar_one_or_none()
+        if submission is None:
             return None
-        submission = self.get(claimed)
-        assert submission is not None
         self.add_event(
-            claimed, "status", {"status": RUNNING, "attempt": submission.attempts, "worker": worker}
+            submission.id,
+            "status",
+            {"status": RUNNING, "attempt": submission.attempts, "worker": worker},
         )
         return submission
 
     def _update_leased(self, submission_id: str, token: str, **values: Any) -> bool:
         """Update a running submission only while ``token`` holds its lease: every write a
         grader makes goes through this guard, so a grader that lost its lease writes nothing."""
-        stmt = (
-            update(Submission)
-            .where(
-                Submission.id == submission_id,
-                Submission.status == RUNNING,
-                Submission.lease_token == token,
-            )
-            .values(**values)
-            .execution_options(synchronize_session=False)
-        )
-        return bool(self.session.execute(stmt).rowcount)  # type: ignore[attr-defined]
+        columns = tuple(sorted(values))
+        stmt = _statement(("leased", *columns), lambda: _leased_statement(columns))
+        params = {"p_id": submission_id, "p_token": token}
+        params |= {f"v_{column}": value for column, value in values.items()}
+        return bool(self.session.execute(stmt, params).rowcount)  # type: ignore[attr-defined]
 
     def renew_lease(self, submission_id: str, token: str, lease: timedelta) -> bool:
         return self._update_leased(submission_id, token, lease_expires_at=utcnow() + lease)
@@ -154,13 +148,14 @@ class SubmissionRepository:
         report_json: str,
         test_set_version: int | None,
         phases: dict[str, float],
+        finished_at: datetime | None = None,
     ) -> bool:
         """Store the result if ``token`` still holds the lease. False: someone else owns it now.
 
         The guarded UPDATE, the ``gradings`` row (unique per run) and the events are one
         transaction: the caller commits on True and rolls back on False.
         """
-        now = utcnow()
+        now = finished_at or utcnow()
         finished = self._update_leased(
             submission.id,
             token,
@@ -189,12 +184,14 @@ class SubmissionRepository:
                 finished_at=now,
             )
         )
-        for phase, seconds in phases.items():
-            self.add_event(submission.id, "phase", {"phase": phase, "seconds": seconds})
-        self.add_event(submission.id, "status", {"status": DONE, "verdict": verdict})
-        # The SSE endpoint sends the stored submission itself for this event.
-        self.add_event(
-            submission.id, "result", {"verdict": verdict, "score": score, "run": submission.run}
+        self.add_events(
+            submission.id,
+            [
+                *(("phase", {"phase": p, "seconds": s}) for p, s in phases.items()),
+                ("status", {"status": DONE, "verdict": verdict}),
+                # The SSE endpoint sends the stored submission itself for this event.
+                ("result", {"verdict": verdict, "score": score, "run": submission.run}),
+            ],
         )
         self.session.flush()
         return True
@@ -291,3 +288,76 @@ class SubmissionRepository:
         assert submission is not None
         self.add_event(submission_id, "status", {"status": QUEUED, "regrade": submission.run})
         return submission
+
+
+# -- statements built once ---------------------------------------------------------------------
+# Building a statement and its cache key took most of the CPU of running it (about 0.3 ms of
+# 0.4 ms for the admission counts): the hot ones are built once, with bound parameters.
+
+_STATEMENTS: dict[tuple[str, ...], Any] = {}
+
+
+def _statement(key: tuple[str, ...], build: Callable[[], Any]) -> Any:
+    stmt = _STATEMENTS.get(key)
+    if stmt is None:  # two threads may both build it: the same statement either way
+        stmt = _STATEMENTS[key] = build()
+    return stmt
+
+
+def _admission_statement() -> Any:
+    recent = select(func.count()).where(
+        Submission.client == bindparam("p_client"), Submission.created_at >= bindparam("p_since")
+    )
+    active = select(func.count()).where(Submission.status.in_((QUEUED, RUNNING)))
+    return select(
+        recent.scalar_subquery(),
+        recent.with_only_columns(func.min(Submission.created_at)).scalar_subquery(),
+        active.scalar_subquery(),
+    )
+
+
+def _claim_next_statement(dialect: str) -> Any:
+    oldest = (
+        select(Submission.id)
+        .where(Submission.status == QUEUED)
+        .order_by(Submission.created_at, Submission.id)
+        .limit(1)
+    )
+    if dialect == "postgresql":
+        oldest = oldest.with_for_update(skip_locked=True)
+    return _claim_statement(Submission.id == oldest.scalar_subquery())
+
+
+def _claim_statement(which: Any) -> Any:
+    claimable = or_(
+        Submission.status == QUEUED,
+        and_(Submission.status == RUNNING, Submission.lease_expires_at < bindparam("p_now")),
+    )
+    return (
+        update(Submission)
+        .where(which, claimable)
+        .values(
+            status=RUNNING,
+            lease_token=bindparam("p_token"),
+            lease_expires_at=bindparam("p_expires"),
+            worker=bindparam("p_worker"),
+            attempts=Submission.attempts + 1,
+            started_at=bindparam("p_now"),
+        )
+        # The whole row in the same statement: no second round trip to load it.
+        .returning(Submission)
+        .execution_options(synchronize_session=False, populate_existing=True)
+    )
+
+
+def _leased_statement(columns: tuple[str, ...]) -> Any:
+    return (
+        update(Submission)
+        .where(
+            Submission.id == bindparam("p_id"),
+            Submission.status == RUNNING,
+            Submission.lease_token == bindparam("p_token"),
+        )
+        .values({column: bindparam(f"v_{column}") for column in columns})
+        .execution_options(synchronize_session=False)
+    )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+import uuid
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
@@ -123,26 +124,36 @@ async def create_submission(
     """Queue code for grading. 202 with the queued submission and a ``Location``; with
     ``?wait=N``, 200 and the result if grading finishes within N seconds."""
     body = await _parse_body(request, service.settings.max_code_bytes)
-    accepted = await run_in_threadpool(
-        service.create,
-        problem.id,
-        body,
-        client=client_of(request, principal),
-        idempotency_key=idempotency_key,
-    )
-    submission = accepted.submission
-    response.headers["Location"] = _location(submission.id)
-    if accepted.replayed:
-        response.headers["Idempotent-Replayed"] = "true"
-    if submission.status != "done" and wait > 0:
-        submission = await _wait_done(service, submission.id, wait) or submission
+    deadline = time.monotonic() + wait
+    new_id = str(uuid.uuid4())
+    # Watched before the row is dispatched: a result stored at any time after is noticed, so a
+    # new submission (known to be queued) needs no database read before the first notice.
+    with COMPLETIONS.watch(new_id) as notice:
+        accepted = await run_in_threadpool(
+            service.create,
+            problem.id,
+            body,
+            client=client_of(request, principal),
+            idempotency_key=idempotency_key,
+            submission_id=new_id,
+        )
+        submission = accepted.submission
+        response.headers["Location"] = _location(submission.id)
+        if accepted.replayed:
+            response.headers["Idempotent-Replayed"] = "true"
+        if submission.status != "done" and wait > 0:
+            if not accepted.replayed:
+                await notice.wait(min(service.wait_poll_seconds, wait))
+            if notice.result is not None:
+                submission = notice.result
+            else:
+                submission = await _wait_done(service, submission.id, deadline) or submission
     if submission.status == "done":
         response.status_code = 200
     return submission_out(submission)
 
 
-async def _wait_done(service: SubmissionService, submission_id: str, seconds: float) -> Any:
-    deadline = time.monotonic() + seconds
+async def _wait_done(service: SubmissionService, submission_id: str, deadline: float) -> Any:
     while True:
         # An in-process grader's notice ends the wait at once; polling covers the others.
         with COMPLETIONS.watch(submission_id) as notice:
@@ -152,7 +163,9 @@ async def _wait_done(service: SubmissionService, submission_id: str, seconds: fl
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return None
-            await notice.wait(min(service.settings.poll_seconds, remaining))
+            await notice.wait(min(service.wait_poll_seconds, remaining))
+            if notice.result is not None:
+                return notice.result
 
 
 @router.get(

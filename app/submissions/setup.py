@@ -34,7 +34,9 @@ def install_submissions(app: FastAPI, settings: Settings) -> None:
             from app.worker.celery_app import CeleryDispatcher
 
             dispatcher = CeleryDispatcher(settings, sessions)
-        application.state.submissions = SubmissionService(settings, sessions, dispatcher)
+        application.state.submissions = SubmissionService(
+            settings, sessions, dispatcher, grades_locally=pool is not None
+        )
         try:
             async with previous(application) as state:
                 yield state

@@ -22,7 +22,10 @@ class EmbeddedPool:
     def __init__(self, ctx: GradingContext, size: int) -> None:
         self._ctx = ctx
         self._size = size
-        self._wake = threading.Event()
+        # Dispatches not yet taken by a thread: each wakes one idle thread at once, so the
+        # database is only polled (with a read, not a claim) as a safety net.
+        self._wake = threading.Condition()
+        self._pending = 0
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
 
@@ -41,26 +44,54 @@ class EmbeddedPool:
         self._threads.append(reaper)
 
     def dispatch(self, submission_id: str) -> None:
-        self._wake.set()
+        self._notify(1)
+
+    def _notify(self, count: int) -> None:
+        with self._wake:
+            self._pending += count
+            self._wake.notify(count)
+
+    def _woken(self, timeout: float) -> bool:
+        """Take one dispatch, waiting up to ``timeout`` for it; False if there was none."""
+        with self._wake:
+            if self._pending == 0 and timeout > 0 and not self._stop.is_set():
+                self._wake.wait(timeout)
+            if self._pending > 0:
+                self._pending -= 1
+                return True
+            return False
 
     def stop(self, timeout: float = 5.0) -> None:
         """Stop taking work. Submissions still being graded are re-queued by the next start."""
         self._stop.set()
-        self._wake.set()
+        with self._wake:
+            self._wake.notify_all()
         deadline = time.monotonic() + timeout
         for thread in self._threads:
             thread.join(max(0.0, deadline - time.monotonic()))
 
     def _work(self) -> None:
         poll = self._ctx.settings.poll_seconds
+        # At start-up nothing was dispatched yet: a read finds what the last process left.
+        try_claim = False
         while not self._stop.is_set():
+            dispatched = try_claim
             try:
-                if claim_next_and_grade(self._ctx):
-                    continue
+                # Without a dispatch, a read first: a claim that finds nothing is still a write
+                # transaction, and would take SQLite's write lock for nothing.
+                if (dispatched or self._queued_exists()) and claim_next_and_grade(self._ctx):
+                    # Go on with the next dispatch; or at once if this row was found by reading
+                    # (a backlog from before start-up: more may be waiting).
+                    try_claim = self._woken(0) or not dispatched
+                    if try_claim:
+                        continue
             except Exception:
                 log.exception("embedded grader step failed")
-            if self._wake.wait(poll):
-                self._wake.clear()
+            try_claim = self._woken(poll)
+
+    def _queued_exists(self) -> bool:
+        with self._ctx.sessions() as session:
+            return SubmissionRepository(session).has_queued()
 
     def _reap(self) -> None:
         """Re-queue submissions whose grading thread stopped renewing its lease (stuck)."""
@@ -74,4 +105,4 @@ class EmbeddedPool:
                 continue
             if requeued:
                 log.warning("re-queued %d submissions with expired leases", len(requeued))
-                self._wake.set()
+                self._notify(len(requeued))

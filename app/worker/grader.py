@@ -9,16 +9,18 @@ import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.core.config import Settings
+from app.db.base import utcnow
 from app.grading.schemas import GradeReport
 from app.problems.loader import Problem
 from app.submissions.models import Submission
-from app.submissions.repository import SubmissionRepository
+from app.submissions.repository import DONE, SubmissionRepository
+from app.worker.leases import LeaseKeeper
 from app.worker.notify import COMPLETIONS
 from sandbox.protocol import Sandbox
 from sandbox.verdicts import Verdict
@@ -39,6 +41,7 @@ class GradingContext:
     make_sandbox: Callable[[Settings], Sandbox]
     name: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
     _sandbox: Sandbox | None = None
+    _leases: LeaseKeeper | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
@@ -48,6 +51,15 @@ class GradingContext:
             if self._sandbox is None:
                 self._sandbox = self.make_sandbox(self.settings)
             return self._sandbox
+
+    @property
+    def leases(self) -> LeaseKeeper:
+        """Renews the lease of every submission being graded, so only a dead or stuck worker
+        loses its submission."""
+        with self._lock:
+            if self._leases is None:
+                self._leases = LeaseKeeper(self.settings, self.sessions)
+            return self._leases
 
     @property
     def lease(self) -> timedelta:
@@ -97,40 +109,6 @@ def _run_pipeline(ctx: GradingContext, submission: Submission) -> tuple[GradeRep
     return report, version
 
 
-class _Heartbeat:
-    """Renews the lease while grading, so only a dead or stuck worker loses its submission."""
-
-    def __init__(self, ctx: GradingContext, submission_id: str, token: str) -> None:
-        self._ctx = ctx
-        self._id = submission_id
-        self._token = token
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name=f"lease-{submission_id}")
-
-    def __enter__(self) -> _Heartbeat:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
-
-    def _loop(self) -> None:
-        interval = self._ctx.settings.lease_seconds / 3
-        while not self._stop.wait(interval):
-            try:
-                with self._ctx.sessions() as session:
-                    kept = SubmissionRepository(session).renew_lease(
-                        self._id, self._token, self._ctx.lease
-                    )
-                    session.commit()
-            except Exception:
-                log.exception("renewing the lease of %s failed", self._id)
-                continue
-            if not kept:
-                return
-
-
 def grade_claimed(ctx: GradingContext, submission: Submission, token: str) -> bool:
     """Grade a submission this worker holds under ``token``; True if the result was stored.
 
@@ -142,7 +120,7 @@ def grade_claimed(ctx: GradingContext, submission: Submission, token: str) -> bo
     if submission.attempts > limit:
         message = f"grading was interrupted {limit} times; it was not graded"
         return _store(ctx, submission, token, internal_error(message), None)
-    with _Heartbeat(ctx, submission.id, token):
+    with ctx.leases.holding(submission.id, token):
         try:
             report, version = _run_pipeline(ctx, submission)
         except Exception as exc:
@@ -163,6 +141,8 @@ def _store(
     report: GradeReport,
     version: int | None,
 ) -> bool:
+    report_json = report.model_dump_json()
+    now = utcnow()
     with ctx.sessions() as session:
         repo = SubmissionRepository(session)
         stored = repo.finish(
@@ -170,17 +150,47 @@ def _store(
             token,
             verdict=report.verdict.value,
             score=report.score,
-            report_json=report.model_dump_json(),
+            report_json=report_json,
             test_set_version=version,
             phases={k: v for k, v in report.timings.items() if k != "total"},
+            finished_at=now,
         )
         if stored:
             session.commit()
-            COMPLETIONS.finished(submission.id)  # wakes this process's ?wait requests now
+            # Wakes this process's ?wait requests now, with the row as just committed, so they
+            # need not read it back.
+            COMPLETIONS.finished(
+                submission.id, _as_stored(submission, report, report_json, version, now)
+            )
         else:
             session.rollback()
             log.warning("lease of %s was lost; its result is discarded", submission.id)
     return stored
+
+
+def _as_stored(
+    submission: Submission,
+    report: GradeReport,
+    report_json: str,
+    version: int | None,
+    finished_at: datetime,
+) -> Submission:
+    """A detached copy of the row as ``finish`` left it (the fields a response shows)."""
+    return Submission(
+        id=submission.id,
+        problem_id=submission.problem_id,
+        mode=submission.mode,
+        status=DONE,
+        attempts=submission.attempts,
+        run=submission.run,
+        test_set_version=version,
+        verdict=report.verdict.value,
+        score=report.score,
+        report=report_json,
+        created_at=submission.created_at,
+        started_at=submission.started_at,
+        finished_at=finished_at,
+    )
 
 
 def claim_and_grade(ctx: GradingContext, submission_id: str) -> bool:

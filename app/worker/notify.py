@@ -11,14 +11,18 @@ import asyncio
 import contextlib
 import threading
 from collections.abc import Iterator
+from typing import Any
 
 
 class Notice:
     def __init__(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._event = asyncio.Event()
+        # What the grader committed (a detached ``Submission``), when it passed it along.
+        self.result: Any = None
 
-    def _set(self) -> None:
+    def _set(self, result: Any) -> None:
+        self.result = result
         self._loop.call_soon_threadsafe(self._event.set)
 
     async def wait(self, timeout: float) -> None:
@@ -48,13 +52,14 @@ class Completions:
                 if not notices:
                     self._waiting.pop(submission_id, None)
 
-    def finished(self, submission_id: str) -> None:
-        """Called from any thread once the result is committed."""
+    def finished(self, submission_id: str, result: Any = None) -> None:
+        """Called from any thread once the result is committed; ``result``: the row as
+        committed, which waiters may answer with instead of reading it back."""
         with self._lock:
             notices = list(self._waiting.get(submission_id, []))
         for notice in notices:
             with contextlib.suppress(RuntimeError):  # its event loop has closed
-                notice._set()
+                notice._set(result)
 
 
 COMPLETIONS = Completions()

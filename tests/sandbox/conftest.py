@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from sandbox.backends.bwrap import BwrapSandbox
+from sandbox.backends.forkserver import ForkServerSandbox
 from sandbox.backends.pool import WarmPoolSandbox
 from sandbox.protocol import RunRequest, RunResult, Sandbox
 from tests.sandbox.helpers import Host
@@ -69,13 +70,50 @@ def warm_pool(bwrap_sandbox: BwrapSandbox) -> Iterator[WarmPoolSandbox]:
     pool.close()
 
 
-@pytest.fixture(params=["bwrap", "bwrap-warm", "docker"])
+class AlwaysForked:
+    """The fork server, made to serve every run from a fork of its zygote: a cold fallback
+    fails the test, so the attack tests exercise the fork path."""
+
+    name = "bwrap"
+
+    def __init__(self, server: ForkServerSandbox) -> None:
+        self.server = server
+
+    @property
+    def last_run_id(self) -> str:
+        return self.server.last_run_id
+
+    @property
+    def last_cgroup_dirs(self) -> list[Path]:
+        return self.server.last_cgroup_dirs
+
+    def leftovers(self) -> list[int]:
+        return self.server.leftovers()
+
+    def run(self, request: RunRequest) -> RunResult:
+        assert self.server.wait_ready(), "the fork server did not start"
+        forked = self.server.forked_runs
+        result = self.server.run(request)
+        assert self.server.forked_runs == forked + 1, "the run was not served by the fork server"
+        return result
+
+
+@pytest.fixture(scope="session")
+def fork_server(bwrap_sandbox: BwrapSandbox) -> Iterator[ForkServerSandbox]:
+    server = ForkServerSandbox(bwrap_sandbox)
+    yield server
+    server.close()
+
+
+@pytest.fixture(params=["bwrap", "bwrap-warm", "bwrap-fork", "docker"])
 def sandbox(request: pytest.FixtureRequest) -> Sandbox:
     if request.param == "bwrap":
         bwrap: BwrapSandbox = request.getfixturevalue("bwrap_sandbox")
         return bwrap
     if request.param == "bwrap-warm":
         return AlwaysWarm(request.getfixturevalue("warm_pool"))
+    if request.param == "bwrap-fork":
+        return AlwaysForked(request.getfixturevalue("fork_server"))
     return _docker()
 
 

@@ -10,6 +10,7 @@ import pytest
 
 from app.core.config import Settings
 from sandbox.backends.bwrap import BwrapSandbox
+from sandbox.backends.forkserver import ForkServerSandbox
 from sandbox.backends.pool import WarmPoolSandbox
 from sandbox.backends.process import ProcessSandbox
 from sandbox.factory import UnsafeSandboxRefused, make_sandbox
@@ -50,12 +51,18 @@ def test_process_backend_still_enforces_time(tmp_path: Path) -> None:
 
 
 def test_bwrap_is_the_default(tmp_path: Path) -> None:
-    sandbox = make_sandbox(Settings(data_dir=tmp_path))
+    forked = make_sandbox(Settings(data_dir=tmp_path))
+    assert isinstance(forked, ForkServerSandbox)  # bwrap, each run forked from a zygote
+    try:
+        assert isinstance(forked.inner, BwrapSandbox) and forked.name == "bwrap"
+    finally:
+        forked.close()
+    sandbox = make_sandbox(Settings(data_dir=tmp_path, sandbox_forkserver=False))
     assert isinstance(sandbox, WarmPoolSandbox)  # bwrap, served from a warm pool
     try:
         assert isinstance(sandbox.inner, BwrapSandbox)
         assert sandbox.name == "bwrap" and sandbox.size == 2
     finally:
         sandbox.close()
-    cold = make_sandbox(Settings(data_dir=tmp_path, sandbox_warm_pool=0))
+    cold = make_sandbox(Settings(data_dir=tmp_path, sandbox_forkserver=False, sandbox_warm_pool=0))
     assert isinstance(cold, BwrapSandbox)

@@ -14,6 +14,7 @@ from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from app.auth.tokens import create_token
 from app.main import create_app
 from tests.submissions.conftest import grader_settings
 from tests.support.codes import CORRECT
@@ -32,6 +33,12 @@ def test_no_input_gets_a_server_error(tmp_path: Path) -> None:
         assert done.status_code == 200
         # Random ids only ever reach the 404 branch: real ones are mixed in.
         known = {"problem_id": "multi-head-attention", "submission_id": done.json()["id"]}
+        # Routes that take an optional bearer token get random ones from the generator (403);
+        # a real token is mixed in too, so accepted requests are generated as well.
+        with client.app.state.submissions.sessions() as session:  # type: ignore[attr-defined]
+            _, token = create_token(session, "fuzzer", "instructor")
+            session.commit()
+        auth = {"Authorization": f"Bearer {token}"}
         schema = schemathesis.openapi.from_asgi("/openapi.json", app)
         operations = [result.ok() for result in schema.get_all_operations()]
         assert any("submissions" in op.path for op in operations)
@@ -46,8 +53,9 @@ def test_no_input_gets_a_server_error(tmp_path: Path) -> None:
             fixed = {name: known[name] for name in names if name in known}
             if fixed:
                 strategies += [
-                    operation.as_strategy(mode, path_parameters=fixed)
+                    operation.as_strategy(mode, path_parameters=fixed, headers=headers)
                     for mode in schemathesis.GenerationMode
+                    for headers in (None, auth)
                 ]
             strategy = st.one_of(strategies)
 

@@ -1,0 +1,443 @@
+"""A numpy-preloaded fork server in front of the bwrap backend.
+
+One long-lived bwrap sandbox (every namespace, read-only minimal view, a seccomp filter that
+still allows creating namespaces and mounts) runs ``sandbox/zygote.py`` with numpy imported. Each
+submission is a fresh fork of it that enters its own user/mount/pid/net/ipc/uts namespaces, a new
+/tmp, an empty /proc, no capabilities, the run's rlimits and the FULL seccomp filter before it
+reads its job (see the zygote's docstring). The host learns the run's host pid from the
+credentials of its first message, moves it into the run's own cgroup (memory, pids) and only then
+lets it go on. The wall clock is the host's: on timeout it kills the run's pid-namespace init
+(which takes its whole namespace with it) and the cgroup.
+
+The zygote never runs submission code and never reads from a child. If it dies it is restarted
+in the background, and runs that could not be forked (or were cut off by its death) run cold.
+"""
+
+from __future__ import annotations
+
+import array
+import atexit
+import contextlib
+import json
+import logging
+import os
+import select
+import signal
+import socket
+import struct
+import subprocess
+import threading
+import time
+import weakref
+from pathlib import Path
+
+from sandbox import seccomp
+from sandbox.backends import cgroup
+from sandbox.backends.bwrap import RUNNER_INSIDE, SITE, BwrapSandbox
+from sandbox.backends.common import SANDBOX_STDERR_CAP, RawRun, interpret, rlimits
+from sandbox.protocol import Limits, RunRequest, RunResult
+from sandbox.wire import encode_job, stream_cap
+
+log = logging.getLogger(__name__)
+
+ZYGOTE = Path(__file__).resolve().parents[1] / "zygote.py"
+ZYGOTE_INSIDE = "/sandbox/zygote.py"
+# The zygote's own sandbox: generous, since each child sets the run's limits for itself.
+ZYGOTE_LIMITS = Limits(
+    cpu_seconds=10**6,
+    wall_seconds=10**6,
+    memory_mb=1 << 20,
+    max_processes=4096,
+    file_bytes=1 << 40,
+    tmpfs_mb=1,
+)
+START_SECONDS = 30.0
+HANDSHAKE_SECONDS = 5.0
+RETRY_SECONDS = 30.0
+# The supervisor and its pid-namespace init on top of the submission's processes.
+RUN_TASKS = 2
+CGROUP_OVERHEAD_MB = 64
+UCRED = struct.Struct("iII")
+
+
+class ZygoteGone(Exception):
+    """The fork server could not fork this run (it is being restarted)."""
+
+
+class _Zygote:
+    def __init__(self, proc: subprocess.Popen[bytes], control: socket.socket) -> None:
+        self.proc = proc
+        self.control = control
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=5)
+        self.control.close()
+        for pipe in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            if pipe is not None:
+                with contextlib.suppress(OSError):
+                    pipe.close()
+
+
+class ForkServerSandbox:
+    def __init__(self, inner: BwrapSandbox) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self._lock = threading.Lock()  # guards the zygote and its control socket
+        self._zygote: _Zygote | None = None
+        self._closed = False
+        # For operators, the benchmark and the tests.
+        self.forked_runs = 0
+        self.cold_runs = 0
+        self.zygote_starts = 0
+        self.last_run_id = ""  # runs are found by pid namespace, not by environment marker
+        self.last_cgroup_dirs: list[Path] = []
+        self.last_pidns = ""
+        self.last_host_pid = 0
+        self._wanted = threading.Condition(self._lock)
+        self._want_start = True
+        # bwrap --die-with-parent dies with the THREAD that launched it: every zygote is launched
+        # by this one long-lived thread, never by a request's (possibly short-lived) thread.
+        self._manager = threading.Thread(
+            target=self._manage, name="sandbox-fork-server", daemon=True
+        )
+        self._manager.start()
+        atexit.register(_close_at_exit, weakref.ref(self))
+        self.wait_ready()
+
+    # ------------------------------------------------------------------ the zygote
+
+    def _command(self, control_fd: int, filter_fd: int, seccomp_fd: int) -> list[str]:
+        argv = self.inner.command(ZYGOTE_LIMITS, seccomp_fd)
+        # Children create their own user namespaces (bwrap would forbid nesting them).
+        argv.remove("--disable-userns")
+        # Only to uncover /proc at start (see zygote.py); the zygote drops them before anything
+        # else, and its children run as 65534 in user namespaces of their own.
+        k = argv.index("--cap-drop")
+        argv[k + 2 : k + 2] = ["--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETPCAP"]
+        argv[k + 2 : k + 2] = ["--cap-add", "CAP_SETFCAP"]
+        argv[argv.index("--uid") + 1] = "0"
+        argv[argv.index("--gid") + 1] = "0"
+        i = argv.index("--proc")
+        argv[i:i] = ["--ro-bind", str(ZYGOTE), ZYGOTE_INSIDE]
+        # A run's tmpfs is mounted by its child; the zygote's own /tmp is tiny and hidden below.
+        j = argv.index(RUNNER_INSIDE, i + 3)
+        argv = argv[:j]
+        argv += [ZYGOTE_INSIDE, "--sys-path", SITE, "--control", str(control_fd)]
+        argv += ["--filter", str(filter_fd)]
+        return argv
+
+    def _start_zygote(self) -> _Zygote | None:
+        """Launch a zygote and wait until numpy is imported; None if it could not start."""
+        # SEQPACKET: one request per message, never glued to the next.
+        host_end, zygote_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        seccomp_fd = seccomp.filter_fd(zygote=True)
+        filter_fd = seccomp.filter_fd()
+        proc: subprocess.Popen[bytes] | None = None
+        try:
+            argv = self._command(zygote_end.fileno(), filter_fd, seccomp_fd)
+            values = rlimits(ZYGOTE_LIMITS)
+            proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+                pass_fds=(zygote_end.fileno(), filter_fd, seccomp_fd),
+                env={"PATH": "/usr/bin:/bin"},
+                preexec_fn=lambda: _apply(values),
+            )
+        except OSError as exc:
+            log.error("could not start the fork server: %s", exc)
+            host_end.close()
+            return None
+        finally:
+            zygote_end.close()
+            os.close(filter_fd)
+            os.close(seccomp_fd)
+        assert proc.stdout is not None
+        ready, _, _ = select.select([proc.stdout], [], [], START_SECONDS)
+        line = proc.stdout.readline() if ready else b""
+        zygote = _Zygote(proc, host_end)
+        if line != b"ready\n":
+            err = b""
+            zygote.kill()
+            with contextlib.suppress(Exception):
+                err = proc.stderr.read()[-2000:] if proc.stderr else b""
+            log.error("the fork server did not start: %s", err.decode("utf-8", "replace"))
+            return None
+        with self._lock:
+            if self._closed:
+                zygote.kill()
+                return None
+            self._zygote = zygote
+            self.zygote_starts += 1
+        return zygote
+
+    def _manage(self) -> None:
+        while True:
+            with self._wanted:
+                while not self._want_start and not self._closed:
+                    self._wanted.wait()
+                if self._closed:
+                    return
+                self._want_start = False
+            if self._start_zygote() is None:
+                with self._wanted:
+                    self._want_start = True
+                    # Retry later, without spinning on a host where it cannot work; runs go cold.
+                    self._wanted.wait(RETRY_SECONDS)
+
+    def _restart_in_background(self) -> None:
+        with self._wanted:
+            if self._zygote is None or not self._zygote.alive():
+                self._zygote = None
+                self._want_start = True
+                self._wanted.notify_all()
+
+    def zygote_pid(self) -> int | None:
+        """Host pid of the zygote's bwrap launcher (for tests and operators)."""
+        with self._lock:
+            return self._zygote.proc.pid if self._zygote and self._zygote.alive() else None
+
+    def wait_ready(self, timeout: float = START_SECONDS) -> bool:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.zygote_pid() is not None:
+                return True
+            time.sleep(0.05)
+        return False
+
+    def close(self) -> None:
+        with self._wanted:
+            self._closed = True
+            zygote, self._zygote = self._zygote, None
+            self._wanted.notify_all()
+        if zygote is not None:
+            zygote.kill()
+        if threading.current_thread() is not self._manager:
+            self._manager.join(timeout=10)
+
+    # ------------------------------------------------------------------ one run
+
+    def run(self, request: RunRequest) -> RunResult:
+        try:
+            result = self._run_forked(request)
+        except ZygoteGone:
+            self._restart_in_background()
+            with self._lock:
+                self.cold_runs += 1
+            return self.inner.run(request)
+        with self._lock:
+            self.forked_runs += 1
+        return result
+
+    def _fork(self, request: RunRequest) -> tuple[socket.socket, int]:
+        """Ask the zygote for a child; returns the host's end of its run socket and the read end
+        of its stderr pipe."""
+        host_end, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        host_end.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
+        err_r, err_w = os.pipe()
+        limits = request.limits
+        message = json.dumps(
+            {
+                "rlimits": [[w, s, h] for w, (s, h) in rlimits(limits)],
+                "tmpfs_bytes": limits.tmpfs_mb * 1024 * 1024,
+            }
+        ).encode()
+        fds = array.array("i", [child_end.fileno(), err_w])
+        try:
+            with self._lock:
+                zygote = self._zygote
+                if zygote is None or not zygote.alive():
+                    self._zygote = None
+                    raise ZygoteGone
+                try:
+                    zygote.control.sendmsg(
+                        [message], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds.tobytes())]
+                    )
+                except OSError as exc:
+                    self._zygote = None
+                    zygote.kill()
+                    raise ZygoteGone from exc
+        except ZygoteGone:
+            host_end.close()
+            os.close(err_r)
+            raise
+        finally:
+            child_end.close()
+            os.close(err_w)
+        return host_end, err_r
+
+    def _run_forked(self, request: RunRequest) -> RunResult:
+        limits = request.limits
+        run_id = os.urandom(8).hex()
+        sock, err_r = self._fork(request)
+        cg: cgroup.RunCgroup | None = None
+        pidfd = -1
+        try:
+            pid = _read_pid(sock)
+            if pid is None:
+                raise ZygoteGone  # the zygote died (or was killed) before the child reported
+            pidfd = os.pidfd_open(pid)
+            with contextlib.suppress(OSError):
+                self.last_pidns = os.readlink(f"/proc/{pid}/ns/pid")
+            self.last_host_pid = pid
+            if self.inner.use_cgroup:
+                cg = cgroup.RunCgroup.create(
+                    (limits.memory_mb + CGROUP_OVERHEAD_MB) * 1024 * 1024,
+                    limits.max_processes + RUN_TASKS,
+                    run_id,
+                    self.inner.cgroup_parent,
+                )
+                if cg is not None:
+                    try:
+                        for path in cg.procs_files():
+                            Path(path).write_text(str(pid))
+                    except OSError as exc:
+                        raise ZygoteGone from exc  # never run without its cgroup: go cold
+            self.last_run_id = ""
+            self.last_cgroup_dirs = sorted(set(cg.dirs.values())) if cg else []
+            raw = _collect(sock, err_r, pidfd, encode_job(request), request, cg)
+        except BaseException:
+            if pidfd >= 0:
+                _kill_pidfd(pidfd)
+            raise
+        finally:
+            sock.close()
+            os.close(err_r)
+            if pidfd >= 0:
+                _kill_pidfd(pidfd)
+                _wait_pidfd(pidfd, 2.0)
+                os.close(pidfd)
+            oom = False
+            if cg is not None:
+                oom = cg.oom_killed()
+                cg.remove()
+        raw.oom_killed = oom
+        result = interpret(raw, request, self.name)
+        if not _ended(raw) and self.zygote_pid() is None:
+            raise ZygoteGone  # cut off by the zygote's death, not by the submission
+        return result
+
+    def leftovers(self) -> list[int]:
+        """Host pids still alive in the latest run's pid namespace."""
+        if not self.last_pidns:
+            return []
+        found = []
+        for entry in os.scandir("/proc"):
+            if entry.name.isdigit():
+                with contextlib.suppress(OSError):
+                    if os.readlink(f"/proc/{entry.name}/ns/pid") == self.last_pidns:
+                        found.append(int(entry.name))
+        return found
+
+
+def _apply(values: list[tuple[int, tuple[int, int]]]) -> None:
+    import resource
+
+    for which, value in values:
+        resource.setrlimit(which, value)
+
+
+def _read_pid(sock: socket.socket) -> int | None:
+    """The child's first byte carries its credentials: its pid as the host sees it."""
+    sock.settimeout(HANDSHAKE_SECONDS)
+    try:
+        data, ancdata, _flags, _addr = sock.recvmsg(1, socket.CMSG_SPACE(UCRED.size))
+    except OSError:
+        return None
+    finally:
+        sock.settimeout(None)
+    if data != b"R":
+        return None
+    for level, kind, payload in ancdata:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_CREDENTIALS:
+            pid, _uid, _gid = UCRED.unpack(payload[: UCRED.size])
+            return pid if pid > 0 else None
+    return None
+
+
+def _kill_pidfd(pidfd: int) -> None:
+    with contextlib.suppress(OSError):
+        signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+
+
+def _wait_pidfd(pidfd: int, timeout: float) -> None:
+    select.select([pidfd], [], [], timeout)
+
+
+def _ended(raw: RawRun) -> bool:
+    return raw.timed_out or raw.stream_overflow or b'"type":"end"' in raw.stdout
+
+
+def _collect(
+    sock: socket.socket,
+    err_r: int,
+    pidfd: int,
+    job: bytes,
+    request: RunRequest,
+    cg: cgroup.RunCgroup | None,
+) -> RawRun:
+    """Release the child, send its job, read its result stream within the wall clock."""
+    start = time.monotonic()
+    cap = stream_cap(request)
+
+    def feed() -> None:
+        with contextlib.suppress(OSError):
+            sock.sendall(b"G" + job)
+            sock.shutdown(socket.SHUT_WR)
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    out = bytearray()
+    err = bytearray()
+    timed_out = overflow = False
+    deadline = start + request.limits.wall_seconds
+    fd = sock.fileno()
+    open_fds = {fd, err_r}
+    poller = select.poll()
+    for f in open_fds:
+        poller.register(f, select.POLLIN)
+    while open_fds:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            timed_out = True
+            break
+        for f, _ in poller.poll(remaining * 1000):
+            chunk = os.read(f, 1 << 16)
+            if not chunk:
+                poller.unregister(f)
+                open_fds.discard(f)
+            elif f == fd:
+                out += chunk
+                overflow = len(out) > cap
+            elif len(err) < SANDBOX_STDERR_CAP:
+                err += chunk[: SANDBOX_STDERR_CAP - len(err)]
+        if overflow:
+            break
+    # The supervisor closed its stream (or ran out of time): end its whole namespace.
+    _kill_pidfd(pidfd)
+    if cg is not None:
+        cg.kill_all()
+    _wait_pidfd(pidfd, 1.0)
+    writer.join(timeout=1.0)
+    return RawRun(
+        stdout=bytes(out[:cap]),
+        stderr=bytes(err),
+        returncode=None,
+        wall_seconds=time.monotonic() - start,
+        timed_out=timed_out,
+        stream_overflow=overflow,
+    )
+
+
+def _close_at_exit(ref: weakref.ref[ForkServerSandbox]) -> None:
+    server = ref()
+    if server is not None:
+        server.close()

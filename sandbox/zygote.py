@@ -1,0 +1,281 @@
+"""The fork server's zygote. Runs INSIDE one long-lived bwrap sandbox, next to ``runner.py``.
+
+Only the standard library and numpy (through ``runner``) may be imported here.
+
+Command::
+
+    python -I -S -B zygote.py --sys-path DIR --control FD --filter FD
+
+bwrap starts the zygote as uid 0 of its user namespace with CAP_SYS_ADMIN, CAP_SETPCAP and
+CAP_SETFCAP, for one thing: at start it unmounts the read-only covers bwrap put on /proc/sys and
+friends (the kernel lets a child user namespace mount a new procfs only where an uncovered one is
+visible), then drops every capability, bounding set included, before it imports anything, except
+CAP_SETFCAP: the kernel lets a child map uid 0 of the zygote's namespace (to 65534) in a user
+namespace of its own only if it held that capability when it created it. no_new_privs (set by
+bwrap) keeps them dropped.
+
+The zygote imports numpy and everything the runner needs, writes ``ready`` on stdout, then serves
+fork requests from the host on the ``--control`` unix socket, one per submission: a JSON object
+``{"rlimits": [[resource, soft, hard]], "tmpfs_bytes": int}`` with two fds attached (SCM_RIGHTS):
+the run's socket (job in, result stream out) and the write end of the run's stderr pipe. It never
+reads anything a child wrote: the control socket is closed in the child right after the fork, and
+nothing flows from the per-run socket to the zygote. ``--filter`` is an fd holding the full
+seccomp filter (BPF) every child installs.
+
+Each request becomes a child (C) that, before it reads its job or touches any submission code,
+
+1. unshares fresh user, mount, pid, net, ipc and uts namespaces (uid 65534 inside) and forks the
+   run's supervisor (G), pid 1 of the new pid namespace (C only waits for it);
+2. G mounts a fresh size-capped tmpfs on /tmp and a fresh procfs of its pid namespace on /proc
+   (with /proc/sys, sysrq-trigger, irq and bus read-only, as bwrap leaves them), sends one byte
+   on the run socket so the host learns its host pid (SCM_CREDENTIALS) and moves it into the
+   run's cgroup, then waits for the host's go-ahead;
+3. G drops every capability, sets no_new_privs, applies the run's rlimits and installs the full
+   seccomp filter (which denies unshare, setns and mount from then on), and only then reads its
+   job and runs the runner's supervisor on it, exactly as a cold sandbox would.
+"""
+
+from __future__ import annotations
+
+import array
+import contextlib
+import ctypes
+import json
+import os
+import resource
+import signal
+import socket
+import sys
+from typing import Any
+
+CLONE_NEWNS = 0x00020000
+CLONE_NEWUTS = 0x04000000
+CLONE_NEWIPC = 0x08000000
+CLONE_NEWUSER = 0x10000000
+CLONE_NEWPID = 0x20000000
+CLONE_NEWNET = 0x40000000
+MS_RDONLY = 1
+MS_NOSUID = 2
+MS_NODEV = 4
+MS_NOEXEC = 8
+MS_REMOUNT = 32
+MS_BIND = 4096
+MS_REC = 0x4000
+MNT_DETACH = 2
+PROC_COVERED = (b"sys", b"sysrq-trigger", b"irq", b"bus")
+MS_PRIVATE = 1 << 18
+PR_SET_PDEATHSIG = 1
+PR_SET_SECCOMP = 22
+PR_CAPBSET_DROP = 24
+PR_SET_NO_NEW_PRIVS = 38
+PR_CAP_AMBIENT = 47
+PR_CAP_AMBIENT_CLEAR_ALL = 4
+SECCOMP_MODE_FILTER = 2
+LINUX_CAPABILITY_VERSION_3 = 0x20080522
+MAX_REQUEST = 4096
+CAP_SETFCAP = 31
+SANDBOX_ID = 65534  # the submission's uid and gid, as in a cold bwrap sandbox
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [
+        ("effective", ctypes.c_uint32),
+        ("permitted", ctypes.c_uint32),
+        ("inheritable", ctypes.c_uint32),
+    ]
+
+
+def _check(result: int, what: str) -> None:
+    if result != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+
+
+def _mount(source: bytes, target: bytes, fstype: bytes | None, flags: int, data: bytes) -> None:
+    _check(_libc.mount(source, target, fstype, flags, data or None), f"mount {target!r}")
+
+
+def _drop_capabilities(keep: int = -1) -> None:
+    """Drop every capability (bounding set included) but ``keep``."""
+    for cap in range(64):
+        if cap != keep and _libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
+            break  # past the last capability this kernel knows
+    _libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    header = _CapHeader(LINUX_CAPABILITY_VERSION_3, 0)
+    data = (_CapData * 2)()
+    if keep >= 0:
+        data[keep // 32].effective = data[keep // 32].permitted = 1 << (keep % 32)
+    _check(_libc.capset(ctypes.byref(header), ctypes.byref(data)), "capset")
+
+
+def _install_seccomp(bpf: bytes) -> None:
+    _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+    buf = ctypes.create_string_buffer(bpf, len(bpf))
+    prog = _SockFprog(len(bpf) // 8, ctypes.cast(buf, ctypes.c_void_p))
+    _check(_libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0), "seccomp")
+
+
+def _uncover_proc() -> None:
+    """Make the sandbox's /proc fully visible, so each child may mount a fresh procfs of its own
+    pid namespace (the kernel allows that only where an uncovered one exists), then drop the
+    capabilities bwrap granted for this alone. What bwrap covered is covered again in every
+    child's own /proc."""
+    for name in PROC_COVERED:
+        _libc.umount2(b"/proc/" + name, MNT_DETACH)
+    _drop_capabilities(keep=CAP_SETFCAP)
+    with open("/proc/self/status") as f:
+        caps = [line.split()[1] for line in f if line.startswith(("CapEff", "CapBnd"))]
+    if any(int(c, 16) & ~(1 << CAP_SETFCAP) for c in caps):
+        raise SystemExit(f"the zygote still holds capabilities: {caps}")
+
+
+def _supervise(request: dict[str, Any], run_fd: int, err_fd: int, bpf: bytes) -> None:
+    """G: pid 1 of the run's namespaces. Confines itself, then runs the job. Never returns."""
+    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    _mount(b"none", b"/", None, MS_REC | MS_PRIVATE, b"")
+    size = int(request["tmpfs_bytes"])
+    _mount(b"tmpfs", b"/tmp", b"tmpfs", MS_NOSUID | MS_NODEV, f"size={size},mode=1777".encode())
+    _mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, b"")
+    # As bwrap does: the kernel-wide knobs of /proc stay read-only (seccomp keeps them so).
+    for name in PROC_COVERED:
+        path = b"/proc/" + name
+        if os.path.exists(path):
+            _mount(path, path, None, MS_BIND | MS_REC, b"")
+            _mount(b"none", path, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_REC, b"")
+    with contextlib.suppress(OSError):
+        socket.sethostname("sandbox")
+    os.chdir("/tmp")
+    run = socket.socket(fileno=run_fd)
+    run.sendall(b"R")  # the host reads our pid from this message's credentials
+    if run.recv(1) != b"G":  # moved into the run's cgroup; anything else: the host gave up
+        os._exit(75)
+    _drop_capabilities()
+    for which, soft, hard in request["rlimits"]:
+        resource.setrlimit(int(which), (int(soft), int(hard)))
+    _install_seccomp(bpf)
+    os.dup2(run_fd, 0)
+    os.dup2(run_fd, 1)
+    os.dup2(err_fd, 2)
+    run.detach()
+    os.closerange(3, os.sysconf("SC_OPEN_MAX"))
+
+    import runner  # type: ignore[import-not-found]  # /sandbox/runner.py, inside
+
+    job, blobs = runner.read_job(os.fdopen(0, "rb", closefd=False))
+    runner.Supervisor(job, blobs).run()
+    os._exit(0)
+
+
+def _child(request: dict[str, Any], run_fd: int, err_fd: int, bpf: bytes) -> None:
+    """C: enters fresh namespaces and forks the run's supervisor, then waits for it."""
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    keep = sorted((run_fd, err_fd))
+    os.closerange(0, keep[0])  # the control socket, the zygote's stdio and filter fd
+    os.closerange(keep[0] + 1, keep[1])
+    os.closerange(keep[1] + 1, os.sysconf("SC_OPEN_MAX"))
+    os.dup2(err_fd, 2)  # what goes wrong before the job runs reaches the host's diagnostics
+    uid, gid = os.getuid(), os.getgid()  # 0 in the zygote's sandbox (without capabilities)
+    flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
+    _check(_libc.unshare(flags), "unshare")
+    with open("/proc/self/setgroups", "w") as f:
+        f.write("deny")
+    with open("/proc/self/uid_map", "w") as f:
+        f.write(f"{SANDBOX_ID} {uid} 1")
+    with open("/proc/self/gid_map", "w") as f:
+        f.write(f"{SANDBOX_ID} {gid} 1")
+    pid = os.fork()
+    if pid == 0:
+        try:
+            _supervise(request, run_fd, err_fd, bpf)
+        except BaseException:
+            _report()
+        finally:
+            os._exit(76)
+    os.close(run_fd)
+    os.close(err_fd)
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, 0)
+
+
+def _report() -> None:
+    """A child that could not set itself up says why on its stderr (the host's diagnostics)."""
+    import traceback
+
+    with contextlib.suppress(BaseException):
+        traceback.print_exc()
+        sys.stderr.flush()
+
+
+def serve(control: socket.socket, bpf: bytes) -> None:
+    # Children are reaped by the kernel: the zygote never waits on (or hears from) them.
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    fds_size = socket.CMSG_SPACE(2 * array.array("i").itemsize)
+    while True:
+        data, ancdata, _flags, _addr = control.recvmsg(MAX_REQUEST, fds_size)
+        if not data:
+            return  # the host closed the control socket: shut down
+        fds: list[int] = []
+        for level, kind, payload in ancdata:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                usable = len(payload) - len(payload) % array.array("i").itemsize
+                fds.extend(array.array("i", payload[:usable]))
+        try:
+            request = json.loads(data)
+            if len(fds) != 2:
+                continue
+            pid = os.fork()
+            if pid == 0:
+                try:
+                    control.close()
+                    _child(request, fds[0], fds[1], bpf)
+                except BaseException:
+                    _report()
+                finally:
+                    os._exit(0)
+        finally:
+            for fd in fds:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+
+
+def main(argv: list[str]) -> int:
+    control_fd = filter_fd = -1
+    for i, arg in enumerate(argv[:-1]):
+        if arg == "--sys-path":
+            sys.path.insert(0, argv[i + 1])
+        elif arg == "--control":
+            control_fd = int(argv[i + 1])
+        elif arg == "--filter":
+            filter_fd = int(argv[i + 1])
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(var, "1")
+    with os.fdopen(filter_fd, "rb") as f:
+        bpf = f.read()
+    _uncover_proc()
+    import runner
+
+    runner._preload()
+    import io  # noqa: F401  (everything the children use is imported once, here)
+    import mmap  # noqa: F401
+    import select  # noqa: F401
+
+    control = socket.socket(fileno=control_fd)
+    sys.stdout.write("ready\n")
+    sys.stdout.flush()
+    serve(control, bpf)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,213 @@
+"""The fork server: each submission is a fresh fork of a numpy-preloaded zygote in its own
+namespaces, cgroup, rlimits and seccomp filter; nothing of one submission reaches the next, the
+zygote or a concurrent run."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+import time
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+from sandbox.backends.bwrap import BwrapSandbox
+from sandbox.backends.forkserver import ForkServerSandbox
+from sandbox.protocol import RunResult
+from tests.sandbox.helpers import FAST, IDENTITY, assert_grader_still_works, run
+
+pytestmark = pytest.mark.timeout(120)
+
+# Leaves traces everywhere a later submission could look (a file in /tmp and /dev/shm, a module
+# global, numpy monkeypatched, an environment variable, a thread and a child process still
+# running), then reports what it found of an earlier submission's traces.
+TRACES = """
+import os, sys, threading, time, numpy as np
+
+def f(a, n):
+    found = []
+    for path in ("/tmp/trace", "/dev/shm/trace"):
+        if os.path.exists(path):
+            found.append(path)
+        try:
+            open(path, "w").write("x")
+        except OSError:
+            pass
+    if getattr(sys, "_trace", None):
+        found.append("module global")
+    if np.array_equal is not np.core.numeric.array_equal or getattr(np, "_trace", None):
+        found.append("numpy")
+    if os.environ.get("TRACE"):
+        found.append("env")
+    if any(t.name == "trace" for t in threading.enumerate()):
+        found.append("thread")
+    procs = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
+    sys._trace = True
+    np._trace = True
+    np.array_equal = lambda *args, **kw: True
+    os.environ["TRACE"] = "1"
+    threading.Thread(target=time.sleep, args=(30,), name="trace", daemon=True).start()
+    if os.fork() == 0:
+        time.sleep(30)
+        os._exit(0)
+    print(json.dumps({"found": found, "procs": procs}))
+    return a
+""".replace("import os,", "import json, os,")
+
+
+@pytest.fixture
+def server(bwrap_sandbox: BwrapSandbox) -> Iterator[ForkServerSandbox]:
+    server = ForkServerSandbox(bwrap_sandbox)
+    assert server.wait_ready()
+    yield server
+    server.close()
+
+
+def _forked(server: ForkServerSandbox, code: str, **kwargs: object) -> RunResult:
+    before = server.forked_runs
+    result = run(server, code, **kwargs)
+    assert server.forked_runs == before + 1, "not served by the fork server"
+    return result
+
+
+def test_no_state_survives_from_one_submission_to_the_next(server: ForkServerSandbox) -> None:
+    for _ in range(3):
+        result = _forked(server, TRACES, limits=FAST)
+        assert result.status == "ok", result.message
+        report = json.loads(result.stdout)
+        assert report["found"] == [], report
+        # Its own pid namespace: the supervisor (pid 1) and the worker, nothing of the last run.
+        assert report["procs"] == [1, 2], report
+        assert_grader_still_works(server)  # the thread and the forked sleeper are gone
+
+
+def test_the_child_is_confined_before_it_runs_code(server: ForkServerSandbox) -> None:
+    code = """
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+
+def f(a, n):
+    status = dict(l.split(":", 1) for l in open("/proc/self/status").read().splitlines())
+    print(status["CapEff"].strip(), status["CapBnd"].strip(), status["NoNewPrivs"].strip(),
+          status["Seccomp"].strip(), libc.unshare(0x10000000), ctypes.get_errno(),
+          open("/proc/self/cgroup").read().replace("\\n", " "))
+    for path in ("/proc/sys/kernel/hostname", "/proc/sysrq-trigger"):
+        try:
+            with open(path, "w") as fh:
+                fh.write("x")
+            print("WROTE", path)
+        except OSError as exc:
+            print(path, exc.errno)
+    return a
+"""
+    result = _forked(server, code)
+    assert result.status == "ok", result.message
+    fields = result.stdout.split()
+    assert fields[:6] == ["0000000000000000", "0000000000000000", "1", "2", "-1", "1"], fields
+    # /proc/sys and sysrq-trigger stay read-only in the child's own /proc, as bwrap leaves them.
+    assert "WROTE" not in result.stdout, result.stdout
+    assert "/proc/sys/kernel/hostname 30" in result.stdout, result.stdout  # EROFS
+    # The host moved the run into its own cgroup before releasing it.
+    names = {d.name for d in server.last_cgroup_dirs}
+    if names:
+        assert any(name in result.stdout for name in names), result.stdout
+
+
+def test_a_child_cannot_signal_the_zygote_or_a_concurrent_child(
+    server: ForkServerSandbox,
+) -> None:
+    zygote = server.zygote_pid()
+    sleeper = "import time\ndef f(a, n):\n    time.sleep(1.5)\n    return a * n\n"
+    results: list[RunResult] = []
+    t = threading.Thread(target=lambda: results.append(run(server, sleeper)))
+    t.start()
+    time.sleep(0.5)
+    attacker = """
+import ctypes, os, signal
+libc = ctypes.CDLL(None, use_errno=True)
+
+def f(a, n):
+    outcome = {}
+    for pid in range(1, 4096):
+        if pid == os.getpid():
+            continue
+        try:
+            os.kill(pid, signal.SIGKILL)
+            outcome.setdefault("killed", []).append(pid)
+        except OSError:
+            pass
+        if libc.ptrace(16, pid, 0, 0) == 0:
+            outcome.setdefault("attached", []).append(pid)
+    print(outcome)
+    return a
+"""
+    result = run(server, attacker)
+    t.join()
+    assert server.forked_runs == 2 and server.cold_runs == 0
+    # Only its own supervisor (pid 1 of its namespace) could even be named; nothing was attached.
+    assert "attached" not in result.stdout
+    assert results[0].status == "ok", results[0].message
+    np.testing.assert_array_equal(results[0].cases[0].output, np.arange(6.0).reshape(2, 3) * 2)
+    assert server.zygote_pid() == zygote
+    assert server.zygote_starts == 1
+    assert_grader_still_works(server)
+
+
+def test_the_zygote_restarts_after_being_killed(server: ForkServerSandbox) -> None:
+    zygote = server.zygote_pid()
+    assert zygote is not None
+    os.killpg(zygote, signal.SIGKILL)
+    deadline = time.monotonic() + 5
+    while server._zygote is not None and server._zygote.alive() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    cold = server.cold_runs
+    result = run(server, IDENTITY)
+    assert result.status == "ok", result.message
+    assert server.cold_runs == cold + 1  # no zygote: this run went the cold way
+    assert server.wait_ready()
+    assert server.zygote_pid() not in (None, zygote)
+    result = _forked(server, IDENTITY)
+    assert result.status == "ok", result.message
+    assert server.zygote_starts == 2
+
+
+def test_per_run_cgroup_limits_apply(server: ForkServerSandbox) -> None:
+    if not server.inner.use_cgroup:
+        pytest.skip("cgroups disabled")
+    # Processes that each stay under RLIMIT_AS but together pass the run's cgroup memory limit.
+    limits = FAST
+    code = """
+import os, time, numpy as np
+def f(a, n):
+    for _ in range(4):
+        if os.fork() == 0:
+            np.ones(120 * 2**20 // 8)
+            time.sleep(5)
+            os._exit(0)
+    time.sleep(5)
+    return a
+"""
+    result = _forked(server, code, limits=limits)
+    assert result.status == "memory_limit_exceeded", (result.status, result.message)
+    assert_grader_still_works(server)
+    bomb = """
+import os
+def f(a, n):
+    n = 0
+    for _ in range(1000):
+        try:
+            if os.fork() == 0:
+                import time; time.sleep(20); os._exit(0)
+            n += 1
+        except OSError:
+            break
+    print(n)
+    return a
+"""
+    result = _forked(server, bomb, limits=FAST)
+    assert result.status == "ok", result.message
+    assert int(result.stdout.split()[-1]) <= FAST.max_processes
+    assert_grader_still_works(server)
