@@ -4,7 +4,7 @@ diagnosis here, outside the sandbox. Expected outputs never enter the ``RunReque
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from app.grading import explain
 from app.grading.compare import compare_cases, hidden_traceback, score, verdict
@@ -49,14 +49,19 @@ def grade_submission(
     *,
     cases: Sequence[TestCase] | None = None,
     public_only: bool = False,
+    on_sandbox_done: Callable[[float], None] | None = None,
 ) -> GradeReport:
     """``cases`` defaults to the public examples plus the hidden cases; ``public_only`` runs just
-    the examples (the page's "Run examples"). The probes always run along."""
+    the examples (the page's "Run examples"). The probes always run along.
+    ``on_sandbox_done(seconds)`` is told when the sandbox run ends, before grading its outputs,
+    so progress can be shown live."""
     start = time.perf_counter()
     if cases is None:
         cases = problem.examples if public_only else problem.examples + problem.hidden
     run = sandbox.run(build_request(problem, code, cases))
     ran = time.perf_counter()
+    if on_sandbox_done is not None:
+        on_sandbox_done(ran - start)
     report = grade_run(problem, cases, run)
     report.timings = {
         "sandbox": ran - start,

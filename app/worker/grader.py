@@ -99,12 +99,22 @@ def _run_pipeline(ctx: GradingContext, submission: Submission) -> tuple[GradeRep
         from app.testcases.current import grading_set
 
         version, cases = grading_set(ctx.sessions, problem)
+
+    def sandbox_done(seconds: float) -> None:
+        # Its own small transaction, so event streams show "grading" while outputs are compared.
+        with ctx.sessions() as session:
+            SubmissionRepository(session).add_event(
+                submission.id, "phase", {"phase": "sandbox", "seconds": seconds}
+            )
+            session.commit()
+
     report = grade_submission(
         problem,
         submission.code,
         ctx.sandbox,
         cases=cases,
         public_only=submission.mode == "examples",
+        on_sandbox_done=sandbox_done,
     )
     return report, version
 
@@ -152,7 +162,8 @@ def _store(
             score=report.score,
             report_json=report_json,
             test_set_version=version,
-            phases={k: v for k, v in report.timings.items() if k != "total"},
+            # "sandbox" was announced when the run ended (``_run_pipeline``).
+            phases={k: v for k, v in report.timings.items() if k not in ("sandbox", "total")},
             finished_at=now,
         )
         if stored:

@@ -218,7 +218,11 @@ def test_events_stream_each_state_and_phase_and_end_with_the_result(api: TestCli
     kinds = [e["event"] for e in events]
     statuses = [e["data"]["status"] for e in events if e["event"] == "status"]
     assert statuses == ["queued", "running", "done"]
-    assert "phase" in kinds
+    # The sandbox phase is announced when the run ends, before grading; the others with the result.
+    phases = [e["data"]["phase"] for e in events if e["event"] == "phase"]
+    assert phases == ["sandbox", "compare", "diagnose"]
+    order = [e["data"].get("phase") or e["data"].get("status") for e in events[:-1]]
+    assert order.index("running") < order.index("sandbox") < order.index("done")
     assert kinds[-1] == "result"
     assert [int(e["id"]) for e in events] == sorted(int(e["id"]) for e in events)
     result = events[-1]["data"]
