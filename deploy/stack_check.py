@@ -19,28 +19,21 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from pathlib import Path
 from typing import Any
 
 PROBLEM = "multi-head-attention"
 
-CORRECT = """
-import numpy as np
-
-def multi_head_attention(Q, K, V, W_q, W_k, W_v, W_o, num_heads):
-    b, n_q, d = Q.shape
-    d_k = d // num_heads
-
-    def split(x):
-        return x.reshape(x.shape[0], x.shape[1], num_heads, d_k).transpose(0, 2, 1, 3)
-
-    q, k, v = split(Q @ W_q), split(K @ W_k), split(V @ W_v)
-    s = q @ k.transpose(0, 1, 3, 2) / np.sqrt(d_k)
-    w = np.exp(s - s.max(axis=-1, keepdims=True))
-    w /= w.sum(axis=-1, keepdims=True)
-    return (w @ v).transpose(0, 2, 1, 3).reshape(b, n_q, d) @ W_o
-"""
+# The grading tests' own solutions, without their "# expect:" headers.
+CORPUS = Path(__file__).resolve().parents[1] / "tests" / "grading" / "corpus"
+CORRECT = "".join(
+    line
+    for line in (CORPUS / "correct_reshape.py").read_text().splitlines(True)
+    if not line.startswith("# expect:")
+)
 # Forgets the output projection W_o: the grader must name it ("missing-wo").
-WRONG = CORRECT.replace(".reshape(b, n_q, d) @ W_o", ".reshape(b, n_q, d)")
+WRONG = CORRECT.replace(".reshape(batch, n_q, d_model) @ W_o", ".reshape(batch, n_q, d_model)")
+assert WRONG != CORRECT
 # Correct, but slow to import: long enough to kill its worker while it grades.
 SLOW_CORRECT = "import time\ntime.sleep(3)\n" + CORRECT
 EXPECTED = {"correct": "accepted", "wrong": "wrong_answer", "slow": "accepted"}

@@ -22,9 +22,10 @@ from tests.support.codes import CORRECT, TIMEOUT
 
 # Right on every built-in case (none has a batch of 5), wrong on a batch of 5.
 BATCH_FIVE_BUG = CORRECT.replace(
-    "    b, n_q, d = Q.shape\n",
-    "    b, n_q, d = Q.shape\n    if b == 5:\n        Q = Q[::-1]\n",
+    "    batch, n_q, d_model = Q.shape\n",
+    "    batch, n_q, d_model = Q.shape\n    if batch == 5:\n        Q = Q[::-1]\n",
 )
+assert BATCH_FIVE_BUG != CORRECT
 
 
 def test_regrade_grades_again_on_the_current_set(make_client: MakeClient, database_url: str | None):

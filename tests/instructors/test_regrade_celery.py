@@ -14,10 +14,9 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from app.core.config import REPO_ROOT
-from tests.conftest import PROBLEMS_DIR
 from tests.instructors.conftest import as_json, case_inputs
 from tests.instructors.test_regrade import BATCH_FIVE_BUG
-from tests.support.services import AppProcess, PostgresCluster, redis_server, serve
+from tests.support.services import AppProcess, PostgresCluster, celery_env, redis_server, serve
 
 
 def _wait_done(base: str, submission_id: str, timeout: float = 120) -> dict[str, Any]:
@@ -35,16 +34,14 @@ def _wait_done(base: str, submission_id: str, timeout: float = 120) -> dict[str,
 def test_regrade_goes_through_celery_workers(postgres: PostgresCluster, tmp_path: Path):
     database_url = postgres.create_database("tensorjudge_regrade_celery")
     with redis_server() as redis_url:
-        env = {
-            "GRADER_DATABASE_URL": database_url,
-            "GRADER_DATA_DIR": str(tmp_path / "data"),
-            "GRADER_PROBLEMS_DIR": str(PROBLEMS_DIR),
-            "GRADER_QUEUE": "celery",
-            "GRADER_REDIS_URL": redis_url,
-            "GRADER_WORKERS": "1",
-            "GRADER_SWEEP_SECONDS": "1",
-            "GRADER_POLL_SECONDS": "0.1",
-        }
+        env = celery_env(
+            database_url,
+            redis_url,
+            tmp_path / "data",
+            workers="1",
+            sweep_seconds="1",
+            poll_seconds="0.1",
+        )
         environment = {k: v for k, v in os.environ.items() if not k.startswith("GRADER_")}
         created = subprocess.run(
             [sys.executable, "-m", "app", "tokens", "create", "--role", "admin", "--name", "ops"],

@@ -9,9 +9,15 @@ import httpx
 import pytest
 from sqlalchemy import create_engine, text
 
-from tests.conftest import PROBLEMS_DIR
 from tests.support.codes import SLOW_CORRECT
-from tests.support.services import AppProcess, PostgresCluster, redis_server, serve, wait_for
+from tests.support.services import (
+    AppProcess,
+    PostgresCluster,
+    celery_env,
+    redis_server,
+    serve,
+    wait_for,
+)
 
 
 @pytest.mark.slow
@@ -19,18 +25,16 @@ from tests.support.services import AppProcess, PostgresCluster, redis_server, se
 def test_a_killed_workers_job_is_redelivered_by_redis(postgres: PostgresCluster, tmp_path: Path):
     database_url = postgres.create_database("tensorjudge_late_ack")
     with redis_server() as redis_url:
-        env = {
-            "GRADER_DATABASE_URL": database_url,
-            "GRADER_DATA_DIR": str(tmp_path / "data"),
-            "GRADER_PROBLEMS_DIR": str(PROBLEMS_DIR),
-            "GRADER_QUEUE": "celery",
-            "GRADER_REDIS_URL": redis_url,
-            "GRADER_WORKERS": "1",
-            "GRADER_LEASE_SECONDS": "2",
-            "GRADER_VISIBILITY_TIMEOUT": "4",
+        env = celery_env(
+            database_url,
+            redis_url,
+            tmp_path / "data",
+            workers="1",
+            lease_seconds="2",
+            visibility_timeout="4",
             # No sweeps during the test: only Redis can hand the job back.
-            "GRADER_SWEEP_SECONDS": "600",
-        }
+            sweep_seconds="600",
+        )
         engine = create_engine(database_url)
 
         def row(submission_id: str) -> tuple[str, int, str | None]:

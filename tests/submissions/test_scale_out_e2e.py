@@ -14,11 +14,11 @@ import httpx
 import pytest
 from sqlalchemy import create_engine, text
 
-from tests.conftest import PROBLEMS_DIR
 from tests.support.codes import EXPECTED, variant
 from tests.support.services import (
     AppProcess,
     PostgresCluster,
+    celery_env,
     redis_server,
     restart_serve,
     serve,
@@ -63,21 +63,19 @@ def test_200_submissions_survive_a_killed_worker_and_an_api_restart(
 ):
     database_url = postgres.create_database("tensorjudge_e2e")
     with redis_server() as redis_url:
-        env = {
-            "GRADER_DATABASE_URL": database_url,
-            "GRADER_DATA_DIR": str(tmp_path / "data"),
-            "GRADER_PROBLEMS_DIR": str(PROBLEMS_DIR),
-            "GRADER_QUEUE": "celery",
-            "GRADER_REDIS_URL": redis_url,
-            "GRADER_WORKERS": "2",
-            "GRADER_CPU_SECONDS": "1",
-            "GRADER_WALL_SECONDS": "2",
-            "GRADER_RATE_LIMIT": "100000",
-            "GRADER_LEASE_SECONDS": "3",
-            "GRADER_SWEEP_SECONDS": "1",
-            "GRADER_VISIBILITY_TIMEOUT": "20",
-            "GRADER_POLL_SECONDS": "0.1",
-        }
+        env = celery_env(
+            database_url,
+            redis_url,
+            tmp_path / "data",
+            workers="2",
+            cpu_seconds="1",
+            wall_seconds="2",
+            rate_limit="100000",
+            lease_seconds="3",
+            sweep_seconds="1",
+            visibility_timeout="20",
+            poll_seconds="0.1",
+        )
         engine = create_engine(database_url)
 
         def scalar(sql: str, **params: object) -> int:

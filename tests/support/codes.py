@@ -2,25 +2,23 @@
 
 from __future__ import annotations
 
-CORRECT = """
-import numpy as np
+from pathlib import Path
 
-def multi_head_attention(Q, K, V, W_q, W_k, W_v, W_o, num_heads):
-    b, n_q, d = Q.shape
-    d_k = d // num_heads
+CORPUS = Path(__file__).resolve().parents[1] / "grading" / "corpus"
 
-    def split(x):
-        return x.reshape(x.shape[0], x.shape[1], num_heads, d_k).transpose(0, 2, 1, 3)
 
-    q, k, v = split(Q @ W_q), split(K @ W_k), split(V @ W_v)
-    s = q @ k.transpose(0, 1, 3, 2) / np.sqrt(d_k)
-    w = np.exp(s - s.max(axis=-1, keepdims=True))
-    w /= w.sum(axis=-1, keepdims=True)
-    return (w @ v).transpose(0, 2, 1, 3).reshape(b, n_q, d) @ W_o
-"""
+def corpus_source(name: str) -> str:
+    """A corpus submission without its ``# expect:`` header: the grading tests' own solutions."""
+    lines = (CORPUS / name).read_text().splitlines(keepends=True)
+    while lines and (lines[0].startswith("#") or not lines[0].strip()):
+        lines.pop(0)
+    return "".join(lines)
 
-# Forgets the output projection W_o: a wrong answer the grader can name.
-WRONG = CORRECT.replace(".reshape(b, n_q, d) @ W_o", ".reshape(b, n_q, d)")
+
+CORRECT = corpus_source("correct_reshape.py")
+# Forgets the output projection W_o: a wrong answer the grader can name ("missing-wo").
+WRONG = CORRECT.replace(".reshape(batch, n_q, d_model) @ W_o", ".reshape(batch, n_q, d_model)")
+assert WRONG != CORRECT
 
 TIMEOUT = """
 def multi_head_attention(Q, K, V, W_q, W_k, W_v, W_o, num_heads):

@@ -213,3 +213,19 @@ def serve(env: dict[str, str], log_path: Path) -> tuple[AppProcess, str]:
 def restart_serve(server: AppProcess, base: str) -> None:
     server.start()
     wait_for(lambda: httpx.get(f"{base}/healthz").status_code == 200, 60, "the API to restart")
+
+
+def celery_env(
+    database_url: str, redis_url: str, data_dir: Path, **settings: str
+) -> dict[str, str]:
+    """The environment of a scale-out run (API and ``python -m app worker`` processes sharing
+    PostgreSQL and Redis); ``settings`` adds ``GRADER_*`` values by their lowercase name."""
+    env = {
+        "GRADER_DATABASE_URL": database_url,
+        "GRADER_DATA_DIR": str(data_dir),
+        "GRADER_PROBLEMS_DIR": str(REPO_ROOT / "problems"),
+        "GRADER_QUEUE": "celery",
+        "GRADER_REDIS_URL": redis_url,
+    }
+    env.update({f"GRADER_{name.upper()}": value for name, value in settings.items()})
+    return env

@@ -7,35 +7,16 @@ from pathlib import Path
 from playwright.sync_api import Locator, Page
 
 from app.core.config import REPO_ROOT
+from tests.support.codes import CORRECT, WRONG
 
 ARTIFACTS = REPO_ROOT / "tests" / "artifacts" / "web"
 
-CORRECT = """import numpy as np
-
-
-def multi_head_attention(Q, K, V, W_q, W_k, W_v, W_o, num_heads):
-    batch, n_q, d_model = Q.shape
-    d_k = d_model // num_heads
-
-    def split(x):
-        b, n, _ = x.shape
-        return x.reshape(b, n, num_heads, d_k).transpose(0, 2, 1, 3)
-
-    q, k, v = split(Q @ W_q), split(K @ W_k), split(V @ W_v)
-    scores = q @ k.transpose(0, 1, 3, 2) / np.sqrt(d_k)
-    scores = scores - scores.max(axis=-1, keepdims=True)
-    weights = np.exp(scores)
-    weights = weights / weights.sum(axis=-1, keepdims=True)
-    heads = weights @ v
-    return heads.transpose(0, 2, 1, 3).reshape(batch, n_q, d_model) @ W_o
-"""
-
-MISSING_WO = CORRECT.replace(".reshape(batch, n_q, d_model) @ W_o", ".reshape(batch, n_q, d_model)")
+MISSING_WO = WRONG
 # Returns the heads unmerged: shape (batch, h, n_q, d_k) instead of (batch, n_q, d_model).
 UNMERGED = CORRECT.replace(
     "return heads.transpose(0, 2, 1, 3).reshape(batch, n_q, d_model) @ W_o", "return heads"
 )
-assert MISSING_WO != CORRECT and UNMERGED != CORRECT
+assert UNMERGED != CORRECT
 
 
 def shot(page: Page, name: str, *, full_page: bool = False) -> Path:
