@@ -52,7 +52,9 @@ def make_sandbox(settings: SandboxSettings) -> Sandbox:
         if bool(getattr(settings, "sandbox_forkserver", False)):
             from sandbox.backends.forkserver import ForkServerSandbox
 
-            return ForkServerSandbox(bwrap)
+            return ForkServerSandbox(
+                bwrap, spares=int(getattr(settings, "sandbox_forkserver_spares", 2))
+            )
         pool_size = int(getattr(settings, "sandbox_warm_pool", 0))
         if pool_size > 0:
             from sandbox.backends.pool import WarmPoolSandbox

@@ -1,63 +1,100 @@
 """Host side of the runner's wire format: encode a job, decode and validate the result stream.
 
-Everything read back is untrusted: JSON frames are validated with pydantic, arrays are read with
-``np.load(allow_pickle=False)`` and must be numeric, and every size is capped.
+Everything read back is untrusted: JSON frames are validated with pydantic, arrays are read from
+``.npy`` bytes (a plain header by a strict parser, anything else by ``np.load(allow_pickle=False)``)
+and must be numeric, and every size is capped.
 """
 
 from __future__ import annotations
 
 import io
 import json
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from sandbox.protocol import CaseError, CaseOutcome, RunRequest
-from sandbox.runner import BLOB_KIND, FRAME_HEADER, JSON_KIND, MAX_JSON_FRAME, NUMERIC_KINDS
+from sandbox.protocol import CaseArgs, CaseError, CaseOutcome, RunRequest
+from sandbox.runner import (
+    BLOB_KIND,
+    FRAME_HEADER,
+    JSON_KIND,
+    MAX_JSON_FRAME,
+    NUMERIC_KINDS,
+    align,
+)
 
 # The worker is killed once stdout or stderr passes this many times the kept cap.
 OUTPUT_KILL_FACTOR = 8
 
 
 def encode_job(request: RunRequest) -> bytes:
-    """The bytes to write on the runner's stdin."""
-    blobs: list[bytes] = []
-    cases: list[dict[str, Any]] = []
-    for case in request.cases:
-        args: dict[str, dict[str, int]] = {}
-        for pname in request.param_names:
-            value = case.args[pname]
-            if isinstance(value, np.ndarray):
-                buf = io.BytesIO()
-                np.save(buf, value, allow_pickle=False)
-                args[pname] = {"array": len(blobs)}
-                blobs.append(buf.getvalue())
-            else:
-                args[pname] = {"int": int(value)}
-        cases.append({"name": case.name, "args": args})
-    # Attribution of printed output is synchronised before each case up to the first hidden one;
-    # after it every phase is hidden, so the cases run without that round trip.
+    """The bytes to write on the runner's stdin: the early section (the cases before the first
+    hidden one), then the later section (see the runner's docstring). Nothing of a hidden case,
+    not even its name, is in the early section."""
+    names = request.param_names
     first_hidden = next((i for i, c in enumerate(request.cases) if c.hidden), len(request.cases))
-    for index, case_json in enumerate(cases):
-        case_json["sync"] = index <= first_hidden
+    early_specs, early_inputs = _section(request.cases[:first_hidden], names)
+    later_specs, later_inputs = _section(request.cases[first_hidden:], names)
+    later_json = _json({"cases": later_specs})
     limits = request.limits
     header = {
-        "version": 1,
+        "version": 2,
         "code": request.code,
         "function_name": request.function_name,
-        "param_names": list(request.param_names),
-        "cases": cases,
+        "param_names": list(names),
+        "cases": early_specs,
+        "input_bytes": len(early_inputs),
+        "later": {
+            "cases": len(later_specs),
+            "spec_bytes": len(later_json),
+            "input_bytes": len(later_inputs),
+        },
         "limits": {
             "output_bytes": limits.output_bytes,
             "output_kill_bytes": limits.output_bytes * OUTPUT_KILL_FACTOR,
             "result_bytes": limits.result_bytes,
         },
     }
-    parts = [_frame(JSON_KIND, json.dumps(header).encode())]
-    parts.extend(_frame(BLOB_KIND, b) for b in blobs)
+    parts = [*_frame(JSON_KIND, _json(header)), *_frame(BLOB_KIND, early_inputs)]
+    if later_specs:
+        parts += [*_frame(JSON_KIND, later_json), *_frame(BLOB_KIND, later_inputs)]
     return b"".join(parts)
+
+
+def _json(obj: object) -> bytes:
+    return json.dumps(obj, separators=(",", ":")).encode()
+
+
+def _section(cases: Sequence[CaseArgs], names: Sequence[str]) -> tuple[list[Any], bytearray]:
+    """Argument specs and the input bytes they point into: each array C-ordered, raw, at an
+    offset aligned to 64."""
+    specs: list[Any] = []
+    arrays: list[tuple[int, np.ndarray]] = []
+    size = 0
+    for case in cases:
+        args: list[dict[str, Any]] = []
+        for pname in names:
+            value = case.args[pname]
+            if isinstance(value, np.ndarray):
+                dtype = value.dtype
+                if dtype.kind not in NUMERIC_KINDS or dtype.fields is not None:
+                    raise ValueError(f"input {pname!r} of {case.name!r} has dtype {dtype}")
+                offset = align(size)
+                args.append({"dtype": dtype.str, "shape": list(value.shape), "offset": offset})
+                arrays.append((offset, value))
+                size = offset + value.nbytes
+            else:
+                args.append({"int": int(value)})
+        specs.append({"args": args})
+    buf = bytearray(size)
+    view = memoryview(buf)
+    for offset, value in arrays:
+        view[offset : offset + value.nbytes] = value.tobytes()  # C order, whatever its layout
+    return specs, buf
 
 
 def stream_cap(request: RunRequest) -> int:
@@ -69,8 +106,8 @@ def stream_cap(request: RunRequest) -> int:
     return limits.result_bytes + 24 * limits.output_bytes + per_case * (len(request.cases) + 4)
 
 
-def _frame(kind: bytes, payload: bytes) -> bytes:
-    return FRAME_HEADER.pack(kind, len(payload)) + payload
+def _frame(kind: bytes, payload: bytes | bytearray) -> tuple[bytes, bytes | bytearray]:
+    return FRAME_HEADER.pack(kind, len(payload)), payload
 
 
 class _ErrorFrame(BaseModel):
@@ -88,7 +125,6 @@ class CaseFrame(BaseModel):
     model_config = ConfigDict(extra="forbid")
     type: Literal["case"]
     index: int = Field(ge=0)
-    name: str
     error: _ErrorFrame | None
     mutated_inputs: list[str]
     seconds: float = Field(ge=0)
@@ -125,6 +161,11 @@ class EndFrame(BaseModel):
     phases: list[PhaseFrame] = []
 
 
+_Frame = TypeAdapter(
+    Annotated[StartedFrame | CaseFrame | LoadFailedFrame | EndFrame, Field(discriminator="type")]
+)
+
+
 @dataclass
 class ParsedStream:
     started: bool = False
@@ -155,13 +196,10 @@ def parse_stream(data: bytes, request: RunRequest) -> ParsedStream:
         payload = data[pos : pos + length]
         pos += length
         try:
-            obj = json.loads(payload)
-            mtype = obj.get("type") if isinstance(obj, dict) else None
-            if mtype == "started":
-                StartedFrame.model_validate(obj)
+            frame = _Frame.validate_json(payload)
+            if isinstance(frame, StartedFrame):
                 parsed.started = True
-            elif mtype == "case":
-                frame = CaseFrame.model_validate(obj)
+            elif isinstance(frame, CaseFrame):
                 output = None
                 if frame.output:
                     blob, pos = _read_blob(data, pos)
@@ -182,14 +220,12 @@ def parse_stream(data: bytes, request: RunRequest) -> ParsedStream:
                         seconds=frame.seconds,
                     )
                 )
-            elif mtype == "load_failed":
-                parsed.load_failed = LoadFailedFrame.model_validate(obj)
-            elif mtype == "end":
-                parsed.end = EndFrame.model_validate(obj)
+            elif isinstance(frame, LoadFailedFrame):
+                parsed.load_failed = frame
+            else:
+                parsed.end = frame
                 _attribute_output(parsed, request)
                 return parsed
-            else:
-                raise ValueError(f"unknown message type {mtype!r}")
         except (ValueError, ValidationError) as exc:
             parsed.problem = f"invalid message in the result stream: {str(exc)[:500]}"
             return parsed
@@ -212,21 +248,56 @@ def _attribute_output(parsed: ParsedStream, request: RunRequest) -> None:
                 outcome.stderr += phase.stderr
 
 
-def _read_blob(data: bytes, pos: int) -> tuple[bytes, int]:
+def _read_blob(data: bytes, pos: int) -> tuple[bytearray, int]:
     if len(data) - pos < FRAME_HEADER.size:
         raise ValueError("missing output blob")
     kind, length = FRAME_HEADER.unpack_from(data, pos)
     pos += FRAME_HEADER.size
     if kind != BLOB_KIND or pos + length > len(data):
         raise ValueError("malformed output blob")
-    return data[pos : pos + length], pos + length
+    # A bytearray: the array read from it is writable, as np.load's would be.
+    return bytearray(memoryview(data)[pos : pos + length]), pos + length
 
 
-def load_output(blob: bytes) -> np.ndarray:
+# The header of a plain C-ordered numeric array, as np.save and the runner write it (format 1.0).
+# Matched, the array is read without ast.literal_eval; anything else goes through np.load.
+_NPY_HEADER = re.compile(
+    rb"\{'descr': '([<>|][biufc]\d{1,2})', 'fortran_order': False, "
+    rb"'shape': \(((?:\d{1,18}, ?){0,64}\d{0,18})\), \} *\n"
+)
+
+
+def load_output(blob: bytes | bytearray) -> np.ndarray:
     """An output array from .npy bytes: never unpickled, numeric dtypes only."""
-    array = np.load(io.BytesIO(blob), allow_pickle=False)
+    array = _load_plain_npy(blob)
+    if array is None:
+        try:
+            array = np.load(io.BytesIO(blob), allow_pickle=False)
+        except Exception as exc:  # whatever np.load makes of hostile bytes is a bad output
+            raise ValueError(f"unreadable .npy output: {str(exc)[:200]}") from None
     if not isinstance(array, np.ndarray) or type(array) is not np.ndarray:
         raise ValueError("output is not a plain ndarray")
     if array.dtype.kind not in NUMERIC_KINDS or array.dtype.fields is not None:
         raise ValueError(f"output dtype {array.dtype} is not numeric")
     return array
+
+
+def _load_plain_npy(blob: bytes | bytearray) -> np.ndarray | None:
+    """The array of a .npy file whose header is exactly the plain form, else None."""
+    if blob[:8] != b"\x93NUMPY\x01\x00" or len(blob) < 10:
+        return None
+    start = 10 + int.from_bytes(blob[8:10], "little")
+    match = _NPY_HEADER.fullmatch(blob, 10, start)
+    if match is None:
+        return None
+    try:
+        dtype = np.dtype(match[1].decode())
+    except TypeError:  # e.g. '<i3': no such dtype
+        return None
+    shape = tuple(int(d) for d in match[2].split(b",") if d.strip())
+    count = 1
+    for d in shape:
+        count *= d
+    if len(blob) - start != count * dtype.itemsize:
+        return None  # np.load decides what a short or padded file is
+    return np.frombuffer(blob, dtype=dtype, count=count, offset=start).reshape(shape)

@@ -15,24 +15,26 @@ namespace of its own only if it held that capability when it created it. no_new_
 bwrap) keeps them dropped.
 
 The zygote imports numpy and everything the runner needs, writes ``ready`` on stdout, then serves
-fork requests from the host on the ``--control`` unix socket, one per submission: a JSON object
-``{"rlimits": [[resource, soft, hard]], "tmpfs_bytes": int}`` with two fds attached (SCM_RIGHTS):
-the run's socket (job in, result stream out) and the write end of the run's stderr pipe. It never
-reads anything a child wrote: the control socket is closed in the child right after the fork, and
-nothing flows from the per-run socket to the zygote. ``--filter`` is an fd holding the full
-seccomp filter (BPF) every child installs.
+fork requests from the host on the ``--control`` unix socket, one per run: an empty JSON object
+``{}`` with two fds attached (SCM_RIGHTS): the run's socket (go-ahead and job in, result stream
+out) and the write end of the run's stderr pipe. It never reads anything a child wrote: the
+control socket is closed in the child right after the fork, and nothing flows from the per-run
+socket to the zygote. ``--filter`` is an fd holding the full seccomp filter (BPF) every child
+installs.
 
 Each request becomes a child (C) that, before it reads its job or touches any submission code,
 
 1. unshares fresh user, mount, pid, net, ipc and uts namespaces (uid 65534 inside) and forks the
    run's supervisor (G), pid 1 of the new pid namespace (C only waits for it);
-2. G mounts a fresh size-capped tmpfs on /tmp and a fresh procfs of its pid namespace on /proc
-   (with /proc/sys, sysrq-trigger, irq and bus read-only, as bwrap leaves them), sends one byte
-   on the run socket so the host learns its host pid (SCM_CREDENTIALS) and moves it into the
-   run's cgroup, then waits for the host's go-ahead;
-3. G drops every capability, sets no_new_privs, applies the run's rlimits and installs the full
-   seccomp filter (which denies unshare, setns and mount from then on), and only then reads its
-   job and runs the runner's supervisor on it, exactly as a cold sandbox would.
+2. G mounts a fresh procfs of its pid namespace on /proc (with /proc/sys, sysrq-trigger, irq and
+   bus read-only, as bwrap leaves them), sends one byte on the run socket so the host learns its
+   host pid (SCM_CREDENTIALS) and moves it into the run's cgroup, then waits for the go-ahead.
+   The host may prime runs this far ahead of demand (spares): nothing of a submission exists yet;
+3. the go-ahead is ``G``, a 4-byte big-endian length and a JSON object ``{"rlimits": [[resource,
+   soft, hard]], "tmpfs_bytes": int}``: G mounts a fresh tmpfs of that size on /tmp, drops every
+   capability, sets no_new_privs, applies the rlimits and installs the full seccomp filter (which
+   denies unshare, setns and mount from then on), and only then reads its job and runs the
+   runner's supervisor on it, exactly as a cold sandbox would.
 """
 
 from __future__ import annotations
@@ -40,13 +42,14 @@ from __future__ import annotations
 import array
 import contextlib
 import ctypes
+import gc
 import json
 import os
 import resource
 import signal
 import socket
+import struct
 import sys
-from typing import Any
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUTS = 0x04000000
@@ -73,6 +76,7 @@ PR_CAP_AMBIENT_CLEAR_ALL = 4
 SECCOMP_MODE_FILTER = 2
 LINUX_CAPABILITY_VERSION_3 = 0x20080522
 MAX_REQUEST = 4096
+GO = struct.Struct(">cI")
 CAP_SETFCAP = 31
 SANDBOX_ID = 65534  # the submission's uid and gid, as in a cold bwrap sandbox
 
@@ -139,12 +143,10 @@ def _uncover_proc() -> None:
         raise SystemExit(f"the zygote still holds capabilities: {caps}")
 
 
-def _supervise(request: dict[str, Any], run_fd: int, err_fd: int, bpf: bytes) -> None:
+def _supervise(run_fd: int, err_fd: int, bpf: bytes) -> None:
     """G: pid 1 of the run's namespaces. Confines itself, then runs the job. Never returns."""
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     _mount(b"none", b"/", None, MS_REC | MS_PRIVATE, b"")
-    size = int(request["tmpfs_bytes"])
-    _mount(b"tmpfs", b"/tmp", b"tmpfs", MS_NOSUID | MS_NODEV, f"size={size},mode=1777".encode())
     _mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, b"")
     # As bwrap does: the kernel-wide knobs of /proc stay read-only (seccomp keeps them so).
     for name in PROC_COVERED:
@@ -154,13 +156,20 @@ def _supervise(request: dict[str, Any], run_fd: int, err_fd: int, bpf: bytes) ->
             _mount(b"none", path, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_REC, b"")
     with contextlib.suppress(OSError):
         socket.sethostname("sandbox")
-    os.chdir("/tmp")
     run = socket.socket(fileno=run_fd)
     run.sendall(b"R")  # the host reads our pid from this message's credentials
-    if run.recv(1) != b"G":  # moved into the run's cgroup; anything else: the host gave up
+    # Moved into the run's cgroup. Anything but a go-ahead (e.g. the socket closed because the
+    # host let this spare go): end here.
+    head = _recv_exact(run, GO.size)
+    kind, length = GO.unpack(head) if len(head) == GO.size else (b"", 0)
+    if kind != b"G" or length > MAX_REQUEST:
         os._exit(75)
+    settings = json.loads(_recv_exact(run, length))
+    size = int(settings["tmpfs_bytes"])
+    _mount(b"tmpfs", b"/tmp", b"tmpfs", MS_NOSUID | MS_NODEV, f"size={size},mode=1777".encode())
+    os.chdir("/tmp")
     _drop_capabilities()
-    for which, soft, hard in request["rlimits"]:
+    for which, soft, hard in settings["rlimits"]:
         resource.setrlimit(int(which), (int(soft), int(hard)))
     _install_seccomp(bpf)
     os.dup2(run_fd, 0)
@@ -171,12 +180,21 @@ def _supervise(request: dict[str, Any], run_fd: int, err_fd: int, bpf: bytes) ->
 
     import runner  # type: ignore[import-not-found]  # /sandbox/runner.py, inside
 
-    job, blobs = runner.read_job(os.fdopen(0, "rb", closefd=False))
-    runner.Supervisor(job, blobs).run()
+    runner.run_job(os.fdopen(0, "rb", closefd=False))
     os._exit(0)
 
 
-def _child(request: dict[str, Any], run_fd: int, err_fd: int, bpf: bytes) -> None:
+def _recv_exact(sock: socket.socket, n: int) -> bytes:
+    data = b""
+    while len(data) < n:
+        chunk = sock.recv(n - len(data))
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
+def _child(run_fd: int, err_fd: int, bpf: bytes) -> None:
     """C: enters fresh namespaces and forks the run's supervisor, then waits for it."""
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     keep = sorted((run_fd, err_fd))
@@ -196,7 +214,7 @@ def _child(request: dict[str, Any], run_fd: int, err_fd: int, bpf: bytes) -> Non
     pid = os.fork()
     if pid == 0:
         try:
-            _supervise(request, run_fd, err_fd, bpf)
+            _supervise(run_fd, err_fd, bpf)
         except BaseException:
             _report()
         finally:
@@ -230,14 +248,13 @@ def serve(control: socket.socket, bpf: bytes) -> None:
                 usable = len(payload) - len(payload) % array.array("i").itemsize
                 fds.extend(array.array("i", payload[:usable]))
         try:
-            request = json.loads(data)
-            if len(fds) != 2:
+            if not isinstance(json.loads(data), dict) or len(fds) != 2:
                 continue
             pid = os.fork()
             if pid == 0:
                 try:
                     control.close()
-                    _child(request, fds[0], fds[1], bpf)
+                    _child(fds[0], fds[1], bpf)
                 except BaseException:
                     _report()
                 finally:
@@ -271,6 +288,9 @@ def main(argv: list[str]) -> int:
     import select  # noqa: F401
 
     control = socket.socket(fileno=control_fd)
+    # Every child starts from a copy-on-write image of this process: keep the collector from
+    # touching (and so copying) every object it inherits.
+    gc.freeze()
     sys.stdout.write("ready\n")
     sys.stdout.flush()
     serve(control, bpf)

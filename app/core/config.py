@@ -92,6 +92,14 @@ class Settings(BaseSettings):
         "long-lived sandbox, entering its own namespaces, cgroup, rlimits and seccomp filter "
         "before it reads its job (replaces the warm pool); false uses the warm pool.",
     )
+    sandbox_forkserver_spares: int = Field(
+        default=2,
+        ge=0,
+        le=16,
+        description="Fork server only: runs forked ahead of demand, already in their own "
+        "namespaces and cgroup but holding nothing of any submission; each serves one "
+        "submission. 0 forks each run when its submission arrives.",
+    )
     docker_image: str = Field(
         default="tensorjudge/sandbox:latest",
         description="Image the 'docker' sandbox runs, built from sandbox/Dockerfile.",

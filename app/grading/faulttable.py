@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
@@ -39,6 +39,17 @@ class ProbeColumn:
     finite: np.ndarray  # (combos, size) bool
     scale: float  # largest |correct output|: the yardstick for the low-precision match
     equal_lengths: bool
+    rtol: float  # the problem's tolerance
+    atol: float
+    # Derived once here rather than for every diagnosed submission:
+    # (combos, size) atol + rtol * |filled|, the tolerance around each entry;
+    tolerance: np.ndarray = field(init=False, repr=False)
+    # (combos,) bool, the rows with no non-finite entry (what an all-finite output can match).
+    all_finite: np.ndarray = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "tolerance", self.atol + self.rtol * np.abs(self.filled))
+        object.__setattr__(self, "all_finite", self.finite.all(axis=1))
 
 
 @dataclass(frozen=True)
@@ -93,6 +104,8 @@ class FaultTable:
                     shape=correct.shape,
                     filled=np.where(finite, stacked, 0.0),
                     finite=finite,
+                    rtol=problem.spec.tolerance.rtol,
+                    atol=problem.spec.tolerance.atol,
                     scale=float(np.abs(correct).max()) or 1.0,
                     equal_lengths=probe.equal_lengths,
                 )
@@ -117,11 +130,13 @@ class FaultTable:
                 continue
             flat = np.asarray(output, dtype=np.float64).ravel()
             finite = np.isfinite(flat)
-            same_mask = (column.finite == finite).all(axis=1)
-            diff = np.abs(column.filled - np.where(finite, flat, 0.0))
-            exact[:, j] = same_mask & (diff <= self.atol + self.rtol * np.abs(column.filled)).all(
-                axis=1
-            )
+            if finite.all():  # the usual case: the per-row masks were computed with the table
+                same_mask = column.all_finite
+            else:
+                same_mask = (column.finite == finite).all(axis=1)
+                flat = np.where(finite, flat, 0.0)
+            diff = np.abs(column.filled - flat)
+            exact[:, j] = same_mask & (diff <= column.tolerance).all(axis=1)
             close[:, j] = same_mask & (diff.max(axis=1) <= self.low_precision * column.scale)
         return Matches(exact, close)
 

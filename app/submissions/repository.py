@@ -3,6 +3,10 @@
 State changes that workers race on are single conditional UPDATEs (compare-and-set on
 ``status`` and ``lease_token``), so they are atomic on SQLite and PostgreSQL alike without
 holding a read-then-write transaction open.
+
+The statements every graded submission runs (insert, claim, events, lease-guarded updates,
+the grading row) are Core statements on the session's connection, built once: through the
+ORM (unit of work, ORM-enabled DML, identity map) they cost several times the SQL itself.
 """
 
 from __future__ import annotations
@@ -13,12 +17,15 @@ from datetime import datetime, timedelta
 from typing import Any, cast
 
 from sqlalchemy import Table, and_, bindparam, func, insert, or_, select, update
+from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
 from app.db.base import utcnow
 from app.submissions.models import Grading, Submission, SubmissionEvent
 
 EVENTS = cast(Table, SubmissionEvent.__table__)
+SUBMISSIONS = cast(Table, Submission.__table__)
+GRADINGS = cast(Table, Grading.__table__)
 
 QUEUED = "queued"
 RUNNING = "running"
@@ -28,6 +35,12 @@ DONE = "done"
 class SubmissionRepository:
     def __init__(self, session: Session) -> None:
         self.session = session
+
+    def _connection(self) -> Connection:
+        """The transaction's connection, for Core statements. Objects the caller added to the
+        session are flushed first, as ``Session.execute`` would (an event needs its row)."""
+        self.session.flush()
+        return self.session.connection()
 
     # -- reads ---------------------------------------------------------------------------------
 
@@ -58,7 +71,7 @@ class SubmissionRepository:
         ``count_active``."""
         stmt = _statement(("admission",), _admission_statement)
         params = {"p_client": client, "p_since": since}
-        count, oldest, active_count = self.session.execute(stmt, params).one()
+        count, oldest, active_count = self._connection().execute(stmt, params).one()
         if isinstance(oldest, str):  # SQLite returns aggregates of timestamps as text
             oldest = datetime.fromisoformat(oldest)
         if oldest is not None and oldest.tzinfo is None:
@@ -80,23 +93,23 @@ class SubmissionRepository:
     # -- writes (the caller commits) -----------------------------------------------------------
 
     def add(self, submission: Submission) -> None:
-        self.session.add(submission)
-        self.session.flush()
+        """Insert a new submission (left out of the session: callers only read it back)."""
+        stmt = _statement(("insert", "submissions"), lambda: insert(SUBMISSIONS))
+        self._connection().execute(stmt, [_insert_values(submission)])
         self.add_event(submission.id, "status", {"status": QUEUED})
 
     def add_event(self, submission_id: str, kind: str, data: dict[str, Any]) -> None:
         self.add_events(submission_id, [(kind, data)])
 
     def add_events(self, submission_id: str, events: Sequence[tuple[str, dict[str, Any]]]) -> None:
-        """Append events in order with one statement (a Core INSERT: no ORM unit of work and
-        no ids read back, since nothing here needs them)."""
+        """Append events in order with one statement (no ids read back: nothing needs them)."""
         now = utcnow()
         rows = [
             {"submission_id": submission_id, "kind": kind, "data": json.dumps(data),
              "created_at": now}
             for kind, data in events
         ]  # fmt: skip
-        self.session.execute(insert(EVENTS), rows)
+        self._connection().execute(_statement(("insert", "events"), lambda: insert(EVENTS)), rows)
 
     def claim_next(self, token: str, worker: str, lease: timedelta) -> Submission | None:
         """Take the oldest queued submission, or None. Safe against concurrent claimers."""
@@ -108,7 +121,9 @@ class SubmissionRepository:
         self, submission_id: str, token: str, worker: str, lease: timedelta
     ) -> Submission | None:
         """Take this submission if it is queued, or running under a lease that has expired."""
-        stmt = _statement(("claim",), lambda: _claim_statement(Submission.id == bindparam("p_id")))
+        stmt = _statement(
+            ("claim",), lambda: _claim_statement(SUBMISSIONS.c.id == bindparam("p_id"))
+        )
         return self._claim(stmt, {"p_id": submission_id}, token, worker, lease)
 
     def _claim(
@@ -116,9 +131,11 @@ class SubmissionRepository:
     ) -> Submission | None:
         now = utcnow()
         params |= {"p_now": now, "p_expires": now + lease, "p_token": token, "p_worker": worker}
-        submission: Submission | None = self.session.execute(stmt, params).scalar_one_or_none()
-        if submission is None:
+        row = self._connection().execute(stmt, params).one_or_none()
+        if row is None:
             return None
+        # Detached, like every row a repository hands out once its session closes.
+        submission = Submission(**row._asdict())
         self.add_event(
             submission.id,
             "status",
@@ -133,7 +150,7 @@ class SubmissionRepository:
         stmt = _statement(("leased", *columns), lambda: _leased_statement(columns))
         params = {"p_id": submission_id, "p_token": token}
         params |= {f"v_{column}": value for column, value in values.items()}
-        return bool(self.session.execute(stmt, params).rowcount)  # type: ignore[attr-defined]
+        return bool(self._connection().execute(stmt, params).rowcount)
 
     def renew_lease(self, submission_id: str, token: str, lease: timedelta) -> bool:
         return self._update_leased(submission_id, token, lease_expires_at=utcnow() + lease)
@@ -170,19 +187,20 @@ class SubmissionRepository:
         )
         if not finished:
             return False
-        self.session.add(
-            Grading(
-                submission_id=submission.id,
-                run=submission.run,
-                attempt=submission.attempts,
-                test_set_version=test_set_version,
-                verdict=verdict,
-                score=score,
-                report=report_json,
-                worker=submission.worker,
-                started_at=submission.started_at,
-                finished_at=now,
-            )
+        grading = {
+            "submission_id": submission.id,
+            "run": submission.run,
+            "attempt": submission.attempts,
+            "test_set_version": test_set_version,
+            "verdict": verdict,
+            "score": score,
+            "report": report_json,
+            "worker": submission.worker,
+            "started_at": submission.started_at,
+            "finished_at": now,
+        }
+        self._connection().execute(
+            _statement(("insert", "gradings"), lambda: insert(GRADINGS)), [grading]
         )
         self.add_events(
             submission.id,
@@ -193,7 +211,6 @@ class SubmissionRepository:
                 ("result", {"verdict": verdict, "score": score, "run": submission.run}),
             ],
         )
-        self.session.flush()
         return True
 
     def release(self, submission_id: str, token: str, reason: str) -> bool:
@@ -304,60 +321,73 @@ def _statement(key: tuple[str, ...], build: Callable[[], Any]) -> Any:
     return stmt
 
 
+def _insert_values(submission: Submission) -> dict[str, Any]:
+    """The new row's columns: those set on ``submission``, and for the others their column
+    default, which is also set on ``submission`` (as an ORM flush would)."""
+    values: dict[str, Any] = {}
+    for column in SUBMISSIONS.columns:
+        if column.key in submission.__dict__:
+            values[column.key] = submission.__dict__[column.key]
+            continue
+        default = column.default
+        if default is not None and (default.is_scalar or default.is_callable):
+            value = default.arg if default.is_scalar else default.arg(None)  # type: ignore[attr-defined]
+            setattr(submission, column.key, value)
+            values[column.key] = value
+    return values
+
+
 def _admission_statement() -> Any:
+    row = SUBMISSIONS.c
     recent = select(func.count()).where(
-        Submission.client == bindparam("p_client"), Submission.created_at >= bindparam("p_since")
+        row.client == bindparam("p_client"), row.created_at >= bindparam("p_since")
     )
-    active = select(func.count()).where(Submission.status.in_((QUEUED, RUNNING)))
+    active = select(func.count()).where(row.status.in_((QUEUED, RUNNING)))
     return select(
         recent.scalar_subquery(),
-        recent.with_only_columns(func.min(Submission.created_at)).scalar_subquery(),
+        recent.with_only_columns(func.min(row.created_at)).scalar_subquery(),
         active.scalar_subquery(),
     )
 
 
 def _claim_next_statement(dialect: str) -> Any:
-    oldest = (
-        select(Submission.id)
-        .where(Submission.status == QUEUED)
-        .order_by(Submission.created_at, Submission.id)
-        .limit(1)
-    )
+    row = SUBMISSIONS.c
+    oldest = select(row.id).where(row.status == QUEUED).order_by(row.created_at, row.id).limit(1)
     if dialect == "postgresql":
         oldest = oldest.with_for_update(skip_locked=True)
-    return _claim_statement(Submission.id == oldest.scalar_subquery())
+    return _claim_statement(row.id == oldest.scalar_subquery())
 
 
 def _claim_statement(which: Any) -> Any:
+    row = SUBMISSIONS.c
     claimable = or_(
-        Submission.status == QUEUED,
-        and_(Submission.status == RUNNING, Submission.lease_expires_at < bindparam("p_now")),
+        row.status == QUEUED,
+        and_(row.status == RUNNING, row.lease_expires_at < bindparam("p_now")),
     )
     return (
-        update(Submission)
+        update(SUBMISSIONS)
         .where(which, claimable)
         .values(
             status=RUNNING,
             lease_token=bindparam("p_token"),
             lease_expires_at=bindparam("p_expires"),
             worker=bindparam("p_worker"),
-            attempts=Submission.attempts + 1,
+            attempts=row.attempts + 1,
             started_at=bindparam("p_now"),
         )
         # The whole row in the same statement: no second round trip to load it.
-        .returning(Submission)
-        .execution_options(synchronize_session=False, populate_existing=True)
+        .returning(*SUBMISSIONS.columns)
     )
 
 
 def _leased_statement(columns: tuple[str, ...]) -> Any:
+    row = SUBMISSIONS.c
     return (
-        update(Submission)
+        update(SUBMISSIONS)
         .where(
-            Submission.id == bindparam("p_id"),
-            Submission.status == RUNNING,
-            Submission.lease_token == bindparam("p_token"),
+            row.id == bindparam("p_id"),
+            row.status == RUNNING,
+            row.lease_token == bindparam("p_token"),
         )
         .values({column: bindparam(f"v_{column}") for column in columns})
-        .execution_options(synchronize_session=False)
     )

@@ -128,6 +128,7 @@ async def create_submission(
     new_id = str(uuid.uuid4())
     # Watched before the row is dispatched: a result stored at any time after is noticed, so a
     # new submission (known to be queued) needs no database read before the first notice.
+    out: SubmissionOut | None = None
     with COMPLETIONS.watch(new_id) as notice:
         accepted = await run_in_threadpool(
             service.create,
@@ -145,27 +146,32 @@ async def create_submission(
             if not accepted.replayed:
                 await notice.wait(min(service.wait_poll_seconds, wait))
             if notice.result is not None:
-                submission = notice.result
+                out = notice.result
             else:
-                submission = await _wait_done(service, submission.id, deadline) or submission
-    if submission.status == "done":
+                out = await _wait_done(service, submission.id, deadline)
+    if out is None:
+        out = submission_out(submission)
+    if out.status == "done":
         response.status_code = 200
-    return submission_out(submission)
+    return out
 
 
-async def _wait_done(service: SubmissionService, submission_id: str, deadline: float) -> Any:
+async def _wait_done(
+    service: SubmissionService, submission_id: str, deadline: float
+) -> SubmissionOut | None:
     while True:
         # An in-process grader's notice ends the wait at once; polling covers the others.
         with COMPLETIONS.watch(submission_id) as notice:
             done = await run_in_threadpool(service.is_done, submission_id)
             if done is not None:
-                return done
+                return submission_out(done)
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return None
             await notice.wait(min(service.wait_poll_seconds, remaining))
             if notice.result is not None:
-                return notice.result
+                result: SubmissionOut = notice.result
+                return result
 
 
 @router.get(

@@ -46,7 +46,8 @@ class SubmissionOut(GradeReport):
     finished_at: datetime | None = None
 
 
-def submission_out(row: Submission) -> SubmissionOut:
+def submission_out(row: Submission, report: GradeReport | None = None) -> SubmissionOut:
+    """``report``: the row's report already parsed (the grader that just stored it has it)."""
     fields: dict[str, object] = {
         "id": row.id,
         "problem_id": row.problem_id,
@@ -58,6 +59,9 @@ def submission_out(row: Submission) -> SubmissionOut:
         "started_at": row.started_at,
         "finished_at": row.finished_at,
     }
-    if row.report is not None:
-        fields |= GradeReport.model_validate_json(row.report).model_dump()
+    if report is None and row.report is not None:
+        report = GradeReport.model_validate_json(row.report)
+    if report is not None:
+        # Its validated field values as they are: no dump to plain data and back.
+        fields |= report.__dict__
     return SubmissionOut.model_validate(fields)

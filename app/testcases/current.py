@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 
+from sqlalchemy.engine import URL
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.problems.cases import TestCase
@@ -17,14 +18,14 @@ from app.testcases.repository import CaseRepository
 from app.testcases.service import to_test_case
 
 _CACHE_SIZE = 32
-_cache: dict[tuple[str, str, int], tuple[Problem, tuple[TestCase, ...]]] = {}
+_cache: dict[tuple[URL, str, int], tuple[Problem, tuple[TestCase, ...]]] = {}
 _lock = threading.Lock()
 
 
 def cases_at(session: Session, problem: Problem, version: int) -> tuple[TestCase, ...]:
     """Exactly the cases of ``version``: stored rows remember when they were added and removed."""
     # Versions count per database: the URL keeps two databases in one process apart.
-    key = (session.get_bind().engine.url.render_as_string(hide_password=True), problem.id, version)
+    key = (session.get_bind().engine.url, problem.id, version)
     with _lock:
         cached = _cache.get(key)
     if cached is not None and cached[0] is problem:

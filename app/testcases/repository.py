@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
-from sqlalchemy import or_, select, update
+from sqlalchemy import Table, bindparam, or_, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
@@ -15,6 +16,9 @@ from app.testcases.models import ProblemTestSet, StoredCase
 # The problem folder's own cases are version 1 (app.worker.grader uses the same number).
 BUILTIN_TEST_SET_VERSION = 1
 
+_TEST_SETS = cast(Table, ProblemTestSet.__table__)
+_VERSION = select(_TEST_SETS.c.version).where(_TEST_SETS.c.problem_id == bindparam("p_problem"))
+
 
 class CaseRepository:
     def __init__(self, session: Session) -> None:
@@ -23,8 +27,8 @@ class CaseRepository:
     # -- versions ------------------------------------------------------------------------------
 
     def version(self, problem_id: str) -> int:
-        stmt = select(ProblemTestSet.version).where(ProblemTestSet.problem_id == problem_id)
-        found = self.session.scalar(stmt)
+        # Read for every graded submission: a Core statement built once (see _VERSION).
+        found = self.session.connection().execute(_VERSION, {"p_problem": problem_id}).scalar()
         return BUILTIN_TEST_SET_VERSION if found is None else int(found)
 
     def bump_version(self, problem_id: str) -> int:

@@ -18,7 +18,7 @@ class Notice:
     def __init__(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._event = asyncio.Event()
-        # What the grader committed (a detached ``Submission``), when it passed it along.
+        # What the grader committed (as a ``SubmissionOut``), when it passed it along.
         self.result: Any = None
 
     def _set(self, result: Any) -> None:
@@ -52,9 +52,16 @@ class Completions:
                 if not notices:
                     self._waiting.pop(submission_id, None)
 
+    def watched(self, submission_id: str) -> bool:
+        """Whether a request of this process waits for ``submission_id`` (then its result is
+        worth building for ``finished``)."""
+        with self._lock:
+            return submission_id in self._waiting
+
     def finished(self, submission_id: str, result: Any = None) -> None:
         """Called from any thread once the result is committed; ``result``: the row as
-        committed, which waiters may answer with instead of reading it back."""
+        committed (a ``SubmissionOut``), which waiters may answer with instead of reading it
+        back."""
         with self._lock:
             notices = list(self._waiting.get(submission_id, []))
         for notice in notices:

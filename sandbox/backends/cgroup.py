@@ -47,9 +47,11 @@ def _own_paths() -> dict[str, str]:
 
 
 class RunCgroup:
-    def __init__(self, dirs: dict[str, Path], version: int) -> None:
+    def __init__(self, dirs: dict[str, Path], version: int, memory_bytes: int, max_tasks: int):
         self.dirs = dirs  # "memory"/"pids" -> cgroup directory (the same one on v2)
         self.version = version
+        self.memory_bytes = memory_bytes
+        self.max_tasks = max_tasks
 
     @classmethod
     def create(
@@ -75,7 +77,7 @@ class RunCgroup:
                 with contextlib.suppress(OSError):
                     (d / "memory.swap.max").write_text("0")
                 (d / "pids.max").write_text(str(max_tasks))
-                return cls({"memory": d, "pids": d}, 2)
+                return cls({"memory": d, "pids": d}, 2, memory_bytes, max_tasks)
             dirs: dict[str, Path] = {}
             for ctl in ("memory", "pids"):
                 base = CGROUP_ROOT / ctl
@@ -90,7 +92,7 @@ class RunCgroup:
             with contextlib.suppress(OSError):
                 (dirs["memory"] / "memory.memsw.limit_in_bytes").write_text(str(memory_bytes))
             (dirs["pids"] / "pids.max").write_text(str(max_tasks))
-            return cls(dirs, 1)
+            return cls(dirs, 1, memory_bytes, max_tasks)
         except OSError as exc:
             for d in reversed(made):
                 with contextlib.suppress(OSError):
@@ -102,6 +104,28 @@ class RunCgroup:
                     "no per-run cgroup (%s): memory and process limits are rlimits only", exc
                 )
             return None
+
+    def set_limits(self, memory_bytes: int, max_tasks: int) -> None:
+        """Change the limits of a cgroup made ahead of demand (a fork server's spare run)."""
+        if memory_bytes != self.memory_bytes:
+            mem = self.dirs["memory"]
+            if self.version == 2:
+                (mem / "memory.max").write_text(str(memory_bytes))
+            else:
+                # v1 requires memory.limit_in_bytes <= memory.memsw.limit_in_bytes at all times.
+                files = ["memory.limit_in_bytes", "memory.memsw.limit_in_bytes"]
+                if memory_bytes > self.memory_bytes:
+                    files.reverse()
+                for name in files:
+                    try:
+                        (mem / name).write_text(str(memory_bytes))
+                    except OSError:
+                        if "memsw" not in name:  # memsw exists only with swap accounting
+                            raise
+            self.memory_bytes = memory_bytes
+        if max_tasks != self.max_tasks:
+            (self.dirs["pids"] / "pids.max").write_text(str(max_tasks))
+            self.max_tasks = max_tasks
 
     def procs_files(self) -> list[str]:
         """Files the launcher writes "0" into, before exec, to join the cgroup."""
@@ -116,6 +140,27 @@ class RunCgroup:
                 if key == "oom_kill" and int(value) > 0:
                     return True
         return False
+
+    def oom_watch(self) -> int | None:
+        """An eventfd that becomes readable when the run hits its memory limit and the kernel's
+        OOM killer acts, so the host can end the run then instead of at its wall clock (a run
+        whose memory ran out often hangs: a killed child's parent waits for it forever). cgroup
+        v1 only (``cgroup.event_control``); None elsewhere, where the run's end still reads
+        ``oom_killed``. Register it before the run is released; the caller closes it."""
+        if self.version != 1:
+            return None
+        mem = self.dirs["memory"]
+        efd = os.eventfd(0, os.EFD_CLOEXEC | os.EFD_NONBLOCK)
+        try:
+            control = os.open(mem / "memory.oom_control", os.O_RDONLY | os.O_CLOEXEC)
+            try:
+                (mem / "cgroup.event_control").write_text(f"{efd} {control}")
+            finally:
+                os.close(control)  # the registration holds what it needs of it
+        except OSError:
+            os.close(efd)
+            return None
+        return efd
 
     def pids(self) -> set[int]:
         found: set[int] = set()

@@ -294,22 +294,33 @@ def interpret(raw: RawRun, request: RunRequest, backend: str) -> RunResult:
         if parsed.load_failed.kind == "compile":
             return fail("compile_error", text)
         return fail("runtime_error", f"the submission raised while being imported\n{text}")
+    # Which exit code or signal ended the worker is the submission's choice: once it holds a
+    # hidden case's inputs, naming it would show the student a byte of them.
+    hidden = _in_hidden_phase(len(parsed.cases), request)
     if end.worker_signal is not None:
         sig = end.worker_signal
         cpu_hit = end.worker_cpu_seconds >= limits.cpu_seconds * 0.95
         if sig == signal.SIGXCPU or (sig == signal.SIGKILL and cpu_hit):
             return fail("time_limit_exceeded", f"CPU limit of {limits.cpu_seconds:g} s exceeded")
+        if hidden:
+            return fail("runtime_error", f"the submission was killed by a signal {HIDDEN_PHASE}")
         meaning = _SIGNAL_MEANING.get(sig, "")
         suffix = f" ({meaning})" if meaning else ""
         return fail("runtime_error", f"the submission was killed by {_signal_name(sig)}{suffix}")
     if any(c.error is not None and c.error.type == "MemoryError" for c in parsed.cases):
         return fail("memory_limit_exceeded", f"memory limit of {limits.memory_mb} MiB exceeded")
     if not end.completed or len(parsed.cases) != len(request.cases):
-        return fail(
-            "runtime_error",
-            f"the submission exited (code {end.worker_exit}) before reporting every case",
-        )
+        code = HIDDEN_PHASE if hidden else f"(code {end.worker_exit})"
+        return fail("runtime_error", f"the submission exited {code} before reporting every case")
     return result
+
+
+HIDDEN_PHASE = "during a hidden test"
+
+
+def _in_hidden_phase(reported: int, request: RunRequest) -> bool:
+    """Whether a worker that reported ``reported`` cases (in order) had reached a hidden one."""
+    return any(case.hidden for case in request.cases[: reported + 1])
 
 
 __all__ = [

@@ -9,6 +9,14 @@ credentials of its first message, moves it into the run's own cgroup (memory, pi
 lets it go on. The wall clock is the host's: on timeout it kills the run's pid-namespace init
 (which takes its whole namespace with it) and the cgroup.
 
+Spares: a background thread keeps ``spares`` runs primed ahead of demand: forked, in their own
+namespaces and their own cgroup, waiting for a go-ahead; nothing of any submission exists in them
+yet. A submission takes one (its cgroup limits are set to the request's, then the go-ahead carries
+its rlimits and /tmp size) and the thread primes the next. Each primed run serves one submission
+or none. This takes the fork, the namespaces and, above all, the cgroup move off the submission's
+path: on cgroup v1 the first write to a ``cgroup.procs`` waits for an RCU grace period (~8 ms
+measured here, mostly waiting, not CPU).
+
 The zygote never runs submission code and never reads from a child. If it dies it is restarted
 in the background, and runs that could not be forked (or were cut off by its death) run cold.
 """
@@ -17,6 +25,7 @@ from __future__ import annotations
 
 import array
 import atexit
+import collections
 import contextlib
 import json
 import logging
@@ -29,6 +38,7 @@ import subprocess
 import threading
 import time
 import weakref
+from dataclasses import dataclass
 from pathlib import Path
 
 from sandbox import seccomp
@@ -36,6 +46,7 @@ from sandbox.backends import cgroup
 from sandbox.backends.bwrap import RUNNER_INSIDE, SITE, BwrapSandbox
 from sandbox.backends.common import SANDBOX_STDERR_CAP, RawRun, interpret, rlimits
 from sandbox.protocol import Limits, RunRequest, RunResult
+from sandbox.runner import FRAME_HEADER, JSON_KIND
 from sandbox.wire import encode_job, stream_cap
 
 log = logging.getLogger(__name__)
@@ -58,6 +69,9 @@ RETRY_SECONDS = 30.0
 RUN_TASKS = 2
 CGROUP_OVERHEAD_MB = 64
 UCRED = struct.Struct("iII")
+END_FRAME = b'{"type":"end"'  # how the runner's last frame starts (see runner.py)
+GO = struct.Struct(">cI")  # the go-ahead's header (see zygote.py)
+DEFAULT_SPARES = 2
 
 
 class ZygoteGone(Exception):
@@ -84,9 +98,40 @@ class _Zygote:
                     pipe.close()
 
 
+@dataclass
+class _Primed:
+    """A forked run waiting for its go-ahead: own namespaces and cgroup, no job yet."""
+
+    sock: socket.socket  # host end of the run socket
+    err_r: int  # read end of its stderr pipe
+    pidfd: int
+    pid: int
+    pidns: str
+    cg: cgroup.RunCgroup | None
+    oom_fd: int | None  # readable once the run's cgroup ran out of memory (``oom_watch``)
+    generation: int  # which zygote forked it (``zygote_starts`` then)
+
+    def alive(self) -> bool:
+        readable, _, _ = select.select([self.pidfd], [], [], 0)
+        return not readable
+
+    def discard(self) -> None:
+        """End it (a spare that will not be used, or a run that is over) and free its cgroup."""
+        _kill_pidfd(self.pidfd)
+        self.sock.close()
+        os.close(self.err_r)
+        _wait_pidfd(self.pidfd, 2.0)
+        os.close(self.pidfd)
+        if self.oom_fd is not None:
+            os.close(self.oom_fd)
+        if self.cg is not None:
+            self.cg.remove()
+
+
 class ForkServerSandbox:
-    def __init__(self, inner: BwrapSandbox) -> None:
+    def __init__(self, inner: BwrapSandbox, spares: int = DEFAULT_SPARES) -> None:
         self.inner = inner
+        self.spares = max(0, spares)
         self.name = inner.name
         self._lock = threading.Lock()  # guards the zygote and its control socket
         self._zygote: _Zygote | None = None
@@ -95,18 +140,29 @@ class ForkServerSandbox:
         self.forked_runs = 0
         self.cold_runs = 0
         self.zygote_starts = 0
+        self.spare_runs = 0  # runs that started from a spare
         self.last_run_id = ""  # runs are found by pid namespace, not by environment marker
         self.last_cgroup_dirs: list[Path] = []
         self.last_pidns = ""
         self.last_host_pid = 0
         self._wanted = threading.Condition(self._lock)
         self._want_start = True
+        self._starting = False  # the manager is starting a zygote
+        self._spare_pool: collections.deque[_Primed] = collections.deque()
+        # Spares are primed with the latest request's limits (the next one usually has the same).
+        self._spare_limits = Limits()
+        self._in_flight = 0  # runs between go-ahead and end
         # bwrap --die-with-parent dies with the THREAD that launched it: every zygote is launched
         # by this one long-lived thread, never by a request's (possibly short-lived) thread.
         self._manager = threading.Thread(
             target=self._manage, name="sandbox-fork-server", daemon=True
         )
         self._manager.start()
+        self._primer = threading.Thread(
+            target=self._prime_spares, name="sandbox-fork-spares", daemon=True
+        )
+        if self.spares:
+            self._primer.start()
         atexit.register(_close_at_exit, weakref.ref(self))
         self.wait_ready()
 
@@ -177,6 +233,7 @@ class ForkServerSandbox:
                 return None
             self._zygote = zygote
             self.zygote_starts += 1
+            self._wanted.notify_all()  # the primer waits for a zygote
         return zygote
 
     def _manage(self) -> None:
@@ -187,14 +244,19 @@ class ForkServerSandbox:
                 if self._closed:
                     return
                 self._want_start = False
-            if self._start_zygote() is None:
-                with self._wanted:
+                self._starting = True
+            started = self._start_zygote()
+            with self._wanted:
+                self._starting = False
+                if started is None and not self._closed:
                     self._want_start = True
                     # Retry later, without spinning on a host where it cannot work; runs go cold.
                     self._wanted.wait(RETRY_SECONDS)
 
     def _restart_in_background(self) -> None:
         with self._wanted:
+            if self._starting:
+                return  # one is on its way
             if self._zygote is None or not self._zygote.alive():
                 self._zygote = None
                 self._want_start = True
@@ -217,11 +279,72 @@ class ForkServerSandbox:
         with self._wanted:
             self._closed = True
             zygote, self._zygote = self._zygote, None
+            spares = list(self._spare_pool)
+            self._spare_pool.clear()
             self._wanted.notify_all()
         if zygote is not None:
             zygote.kill()
-        if threading.current_thread() is not self._manager:
-            self._manager.join(timeout=10)
+        for primed in spares:
+            primed.discard()
+        for thread in (self._manager, self._primer):
+            if thread.is_alive() and threading.current_thread() is not thread:
+                thread.join(timeout=10)
+
+    # ------------------------------------------------------------------ spares
+
+    def _prime_spares(self) -> None:
+        """Keep ``spares`` primed runs ready; runs in its own thread."""
+        while True:
+            with self._wanted:
+                while not self._closed and not self._should_prime():
+                    self._wanted.wait(1.0)
+                if self._closed:
+                    return
+                limits = self._spare_limits
+            try:
+                primed = self._prime(limits)
+            except ZygoteGone:
+                self._restart_in_background()
+                time.sleep(0.1)  # the zygote is being restarted; the next wait finds it
+                continue
+            except Exception:
+                log.exception("could not prime a spare run")
+                time.sleep(1.0)
+                continue
+            with self._wanted:
+                if not self._closed:
+                    self._spare_pool.append(primed)
+                    continue
+            primed.discard()
+            return
+
+    def spares_ready(self) -> int:
+        """Primed runs of the current zygote waiting for a submission (tests, operators)."""
+        with self._lock:
+            return sum(p.generation == self.zygote_starts for p in self._spare_pool)
+
+    def _should_prime(self) -> bool:
+        """Called with the lock held. Priming competes for the CPU with the runs in flight, so
+        while one runs the primer refills only an empty pool; it tops up between runs."""
+        if self._zygote is None or not self._zygote.alive():
+            return False
+        ready = len(self._spare_pool)
+        return ready < self.spares and (ready == 0 or self._in_flight == 0)
+
+    def _take_spare(self) -> _Primed | None:
+        dead = []
+        taken = None
+        with self._wanted:
+            while self._spare_pool and taken is None:
+                primed = self._spare_pool.popleft()
+                if primed.generation == self.zygote_starts and primed.alive():
+                    taken = primed
+                else:  # its zygote died since it was primed
+                    dead.append(primed)
+            self._wanted.notify_all()
+        for primed in dead:
+            primed.discard()
+        return taken
 
     # ------------------------------------------------------------------ one run
 
@@ -237,19 +360,13 @@ class ForkServerSandbox:
             self.forked_runs += 1
         return result
 
-    def _fork(self, request: RunRequest) -> tuple[socket.socket, int]:
-        """Ask the zygote for a child; returns the host's end of its run socket and the read end
-        of its stderr pipe."""
+    def _fork(self) -> tuple[socket.socket, int, int]:
+        """Ask the zygote for a child; returns the host's end of its run socket, the read end
+        of its stderr pipe and the zygote's generation."""
         host_end, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         host_end.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
         err_r, err_w = os.pipe()
-        limits = request.limits
-        message = json.dumps(
-            {
-                "rlimits": [[w, s, h] for w, (s, h) in rlimits(limits)],
-                "tmpfs_bytes": limits.tmpfs_mb * 1024 * 1024,
-            }
-        ).encode()
+        message = b"{}"
         fds = array.array("i", [child_end.fileno(), err_w])
         try:
             with self._lock:
@@ -257,6 +374,7 @@ class ForkServerSandbox:
                 if zygote is None or not zygote.alive():
                     self._zygote = None
                     raise ZygoteGone
+                generation = self.zygote_starts
                 try:
                     zygote.control.sendmsg(
                         [message], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds.tobytes())]
@@ -272,28 +390,28 @@ class ForkServerSandbox:
         finally:
             child_end.close()
             os.close(err_w)
-        return host_end, err_r
+        return host_end, err_r, generation
 
-    def _run_forked(self, request: RunRequest) -> RunResult:
-        limits = request.limits
-        run_id = os.urandom(8).hex()
-        sock, err_r = self._fork(request)
-        cg: cgroup.RunCgroup | None = None
+    def _prime(self, limits: Limits) -> _Primed:
+        """Fork a run and move it into its own cgroup; it then waits for its go-ahead."""
+        sock, err_r, generation = self._fork()
         pidfd = -1
+        cg: cgroup.RunCgroup | None = None
         try:
             pid = _read_pid(sock)
             if pid is None:
                 raise ZygoteGone  # the zygote died (or was killed) before the child reported
-            pidfd = os.pidfd_open(pid)
+            try:
+                pidfd = os.pidfd_open(pid)
+            except ProcessLookupError as exc:
+                raise ZygoteGone from exc  # it died with its zygote
+            pidns = ""
             with contextlib.suppress(OSError):
-                self.last_pidns = os.readlink(f"/proc/{pid}/ns/pid")
-            self.last_host_pid = pid
+                pidns = os.readlink(f"/proc/{pid}/ns/pid")
             if self.inner.use_cgroup:
+                memory, tasks = _cgroup_limits(limits)
                 cg = cgroup.RunCgroup.create(
-                    (limits.memory_mb + CGROUP_OVERHEAD_MB) * 1024 * 1024,
-                    limits.max_processes + RUN_TASKS,
-                    run_id,
-                    self.inner.cgroup_parent,
+                    memory, tasks, os.urandom(8).hex(), self.inner.cgroup_parent
                 )
                 if cg is not None:
                     try:
@@ -301,28 +419,58 @@ class ForkServerSandbox:
                             Path(path).write_text(str(pid))
                     except OSError as exc:
                         raise ZygoteGone from exc  # never run without its cgroup: go cold
-            self.last_run_id = ""
-            self.last_cgroup_dirs = sorted(set(cg.dirs.values())) if cg else []
-            raw = _collect(sock, err_r, pidfd, encode_job(request), request, cg)
+            oom_fd = cg.oom_watch() if cg is not None else None
+            return _Primed(sock, err_r, pidfd, pid, pidns, cg, oom_fd, generation)
         except BaseException:
-            if pidfd >= 0:
-                _kill_pidfd(pidfd)
-            raise
-        finally:
-            sock.close()
-            os.close(err_r)
             if pidfd >= 0:
                 _kill_pidfd(pidfd)
                 _wait_pidfd(pidfd, 2.0)
                 os.close(pidfd)
-            oom = False
+            sock.close()
+            os.close(err_r)
             if cg is not None:
-                oom = cg.oom_killed()
                 cg.remove()
-        raw.oom_killed = oom
+            raise
+
+    def _run_forked(self, request: RunRequest) -> RunResult:
+        limits = request.limits
+        primed = self._take_spare()
+        if primed is not None and primed.cg is not None:
+            try:
+                primed.cg.set_limits(*_cgroup_limits(limits))
+            except OSError:
+                log.warning("could not set a spare's cgroup limits; forking a new run")
+                primed.discard()
+                primed = None
+        from_spare = primed is not None
+        with self._wanted:
+            self._spare_limits = limits
+        if primed is None:
+            primed = self._prime(limits)
+        with self._wanted:
+            self._in_flight += 1
+        self.last_pidns = primed.pidns
+        self.last_host_pid = primed.pid
+        self.last_run_id = ""
+        self.last_cgroup_dirs = sorted(set(primed.cg.dirs.values())) if primed.cg else []
+        cg = primed.cg
+        try:
+            raw = _collect(primed, _go(limits) + encode_job(request), request)
+        finally:
+            oom = cg.oom_killed() if cg is not None else False
+            primed.discard()
+            with self._wanted:
+                self._in_flight -= 1
+                self._wanted.notify_all()
+        # The OOM notification may have ended it before the kernel counted the kill.
+        raw.oom_killed = oom or raw.oom_killed
         result = interpret(raw, request, self.name)
-        if not _ended(raw) and self.zygote_pid() is None:
-            raise ZygoteGone  # cut off by the zygote's death, not by the submission
+        zygote_died = self.zygote_pid() is None or self.zygote_starts != primed.generation
+        if not _ended(raw) and zygote_died:
+            raise ZygoteGone  # cut off by its zygote's death, not by the submission
+        if from_spare:
+            with self._lock:
+                self.spare_runs += 1
         return result
 
     def leftovers(self) -> list[int]:
@@ -336,6 +484,22 @@ class ForkServerSandbox:
                     if os.readlink(f"/proc/{entry.name}/ns/pid") == self.last_pidns:
                         found.append(int(entry.name))
         return found
+
+
+def _cgroup_limits(limits: Limits) -> tuple[int, int]:
+    """(memory bytes, tasks) of a run's cgroup: the run's own processes plus its supervisor."""
+    return (limits.memory_mb + CGROUP_OVERHEAD_MB) * 1024 * 1024, limits.max_processes + RUN_TASKS
+
+
+def _go(limits: Limits) -> bytes:
+    """The go-ahead (see zygote.py): the run's rlimits and /tmp size, right before its job."""
+    settings = json.dumps(
+        {
+            "rlimits": [[w, s, h] for w, (s, h) in rlimits(limits)],
+            "tmpfs_bytes": limits.tmpfs_mb * 1024 * 1024,
+        }
+    ).encode()
+    return GO.pack(b"G", len(settings)) + settings
 
 
 def _apply(values: list[tuple[int, tuple[int, int]]]) -> None:
@@ -376,21 +540,35 @@ def _ended(raw: RawRun) -> bool:
     return raw.timed_out or raw.stream_overflow or b'"type":"end"' in raw.stdout
 
 
-def _collect(
-    sock: socket.socket,
-    err_r: int,
-    pidfd: int,
-    job: bytes,
-    request: RunRequest,
-    cg: cgroup.RunCgroup | None,
-) -> RawRun:
-    """Release the child, send its job, read its result stream within the wall clock."""
+class _FrameScanner:
+    """Finds the runner's ``end`` frame, its last, in the result stream as it arrives (only
+    frame headers are read here; ``interpret`` validates the whole stream)."""
+
+    def __init__(self) -> None:
+        self.pos = 0
+        self.ended = False
+
+    def scan(self, data: bytearray) -> None:
+        while len(data) - self.pos >= FRAME_HEADER.size:
+            kind, length = FRAME_HEADER.unpack_from(data, self.pos)
+            end = self.pos + FRAME_HEADER.size + length
+            if len(data) < end:
+                return
+            start = self.pos + FRAME_HEADER.size
+            if kind == JSON_KIND and data.startswith(END_FRAME, start):
+                self.ended = True
+            self.pos = end
+
+
+def _collect(run: _Primed, job: bytes, request: RunRequest) -> RawRun:
+    """Send the go-ahead and the job, read the result stream within the wall clock."""
     start = time.monotonic()
     cap = stream_cap(request)
+    sock, err_r, pidfd, cg = run.sock, run.err_r, run.pidfd, run.cg
 
     def feed() -> None:
         with contextlib.suppress(OSError):
-            sock.sendall(b"G" + job)
+            sock.sendall(job)
             sock.shutdown(socket.SHUT_WR)
 
     writer = threading.Thread(target=feed, daemon=True)
@@ -404,24 +582,36 @@ def _collect(
     poller = select.poll()
     for f in open_fds:
         poller.register(f, select.POLLIN)
-    while open_fds:
+    if run.oom_fd is not None:
+        poller.register(run.oom_fd, select.POLLIN)
+    frames = _FrameScanner()
+    oom = False
+    while open_fds and not frames.ended and not oom:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             timed_out = True
             break
         for f, _ in poller.poll(remaining * 1000):
-            chunk = os.read(f, 1 << 16)
+            if f == run.oom_fd:
+                oom = True  # ran out of memory: what it does from now on is not graded
+                break
+            try:
+                chunk = os.read(f, 1 << 16)
+            except ConnectionResetError:  # it died with our job unread: as good as closed
+                chunk = b""
             if not chunk:
                 poller.unregister(f)
                 open_fds.discard(f)
             elif f == fd:
                 out += chunk
                 overflow = len(out) > cap
+                frames.scan(out)
             elif len(err) < SANDBOX_STDERR_CAP:
                 err += chunk[: SANDBOX_STDERR_CAP - len(err)]
         if overflow:
             break
-    # The supervisor closed its stream (or ran out of time): end its whole namespace.
+    # The supervisor wrote its last frame, closed its stream or ran out of time: end its whole
+    # namespace (not waiting for its exit saves the namespace teardown, ~2 ms).
     _kill_pidfd(pidfd)
     if cg is not None:
         cg.kill_all()
@@ -434,6 +624,7 @@ def _collect(
         wall_seconds=time.monotonic() - start,
         timed_out=timed_out,
         stream_overflow=overflow,
+        oom_killed=oom,
     )
 
 

@@ -39,6 +39,29 @@ def test_reference_is_the_second_argument_of_allclose():
     assert compare_case(c, outcome(np.array([1.4])), loose).status == "passed"
 
 
+@pytest.mark.parametrize("expected_dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("tol", [Tolerance(rtol=0.5, atol=1e-6), Tolerance(rtol=1e-7, atol=0.0)])
+def test_the_closeness_test_is_exactly_numpys_allclose(expected_dtype, tol):
+    # compare_case skips np.allclose's general-case work for finite float64 references: it
+    # must still decide every case as np.allclose does, at the tolerance's edge included.
+    rng = np.random.default_rng(7)
+    decided = set()
+    for _ in range(300):
+        expected = (rng.standard_normal(8) * 10.0 ** rng.integers(-9, 4)).astype(expected_dtype)
+        if rng.random() < 0.1:
+            expected[rng.integers(8)] = rng.choice([np.inf, -np.inf, np.nan])
+        reference = np.nan_to_num(expected.astype(np.float64), posinf=1.0, neginf=1.0)
+        edge = tol.atol + tol.rtol * np.abs(reference)
+        # Finite, as compare_case only compares finite outputs; within 10% of the edge.
+        actual = reference + rng.choice([-1.0, 1.0], 8) * edge * rng.uniform(0.9, 1.1, 8)
+        c = Case(name="c", inputs={}, visibility="public", expected=expected)
+        got = compare_case(c, outcome(actual), tol).status
+        want = np.allclose(actual, expected, rtol=tol.rtol, atol=tol.atol)
+        assert got == ("passed" if want else "failed")
+        decided.add(got)
+    assert decided == {"passed", "failed"}
+
+
 def test_public_mismatch_reports_largest_error_and_where():
     wrong = EXPECTED.copy()
     wrong[1, 1] += 0.25

@@ -12,6 +12,35 @@ import numpy as np
 
 from sandbox.protocol import CaseArgs, Limits, RunRequest, RunResult, Sandbox
 
+
+def fork_until_refused(linger: float = 0.0) -> str:
+    """A submission that forks sleeping children until the kernel refuses, prints
+    ``forked N ErrorName`` and stays ``linger`` seconds (so a watcher can see its children)."""
+    return f"""
+import os, time
+
+def f(a, n):
+    started = 0
+    try:
+        while started < 1000:
+            if os.fork() == 0:
+                time.sleep(60)
+                os._exit(0)
+            started += 1
+    except OSError as exc:
+        print("forked", started, type(exc).__name__)
+    time.sleep({linger})
+    return a
+"""
+
+
+def forks_started(result: RunResult) -> int:
+    """How many children ``fork_until_refused`` started before the kernel refused one."""
+    words = result.stdout.split()
+    assert words[:1] == ["forked"], f"no fork was refused: {result.stdout!r}"
+    return int(words[1])
+
+
 # Short limits keep the suite fast; each attack test that needs more says so.
 FAST = Limits(
     cpu_seconds=2,

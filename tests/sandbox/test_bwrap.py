@@ -13,7 +13,14 @@ import pytest
 
 from sandbox.backends.bwrap import BwrapSandbox
 from sandbox.protocol import Limits
-from tests.sandbox.helpers import FAST, assert_grader_still_works, run, run_processes
+from tests.sandbox.helpers import (
+    FAST,
+    assert_grader_still_works,
+    fork_until_refused,
+    forks_started,
+    run,
+    run_processes,
+)
 from tests.sandbox.test_isolation import SYSCALL_ATTACKS
 
 pytestmark = pytest.mark.timeout(60)
@@ -141,28 +148,13 @@ def test_own_host_uid_contains_a_fork_bomb_without_any_cgroup() -> None:
                     uids.append(os.stat(f"/proc/{pid}").st_uid)
             time.sleep(0.05)
 
-    code = """
-import os, time
-
-def f(a, n):
-    started = 0
-    try:
-        while True:
-            if os.fork() == 0:
-                time.sleep(60)
-                os._exit(0)
-            started += 1
-    except OSError as exc:
-        print("forked", started, type(exc).__name__)
-    time.sleep(0.5)
-    return a
-"""
     watcher = threading.Thread(target=watch)
     watcher.start()
-    result = run(sandbox, code, limits=FAST.model_copy(update={"max_processes": 12}))
+    limits = FAST.model_copy(update={"max_processes": 12})
+    result = run(sandbox, fork_until_refused(linger=0.5), limits=limits)
     watcher.join()
     assert result.status == "ok", result.message
-    assert 0 < int(result.stdout.split()[1]) <= 12
+    assert 0 < forks_started(result) <= 12
     assert uids and all(200_000 <= uid < 200_000 + 65536 for uid in uids), uids
     assert_grader_still_works(sandbox)
 

@@ -55,6 +55,9 @@ def test_output_of_a_crashed_run_is_attributed_too(sandbox: Sandbox) -> None:
 
 
 def test_attribution_is_synchronised_up_to_the_first_hidden_case() -> None:
+    """Cases before the first hidden one travel in the early section (each waits for the
+    supervisor's acknowledgement); that case and every later one, public or not, in the later
+    section, of which only the first waits."""
     import io
 
     from sandbox.protocol import CaseArgs, RunRequest
@@ -74,5 +77,36 @@ def test_attribution_is_synchronised_up_to_the_first_hidden_case() -> None:
             CaseArgs(name="probe", args=args, hidden=True),
         ],
     )
-    job, _ = read_job(io.BytesIO(encode_job(request)))
-    assert [c["sync"] for c in job["cases"]] == [True, True, True, False, False]
+    job = read_job(io.BytesIO(encode_job(request)))
+    assert len(job["header"]["cases"]) == 2
+    assert job["header"]["later"]["cases"] == 3 and len(job["later"]["cases"]) == 3
+
+
+def test_a_public_case_after_a_hidden_one_runs_in_the_later_section(sandbox: Sandbox) -> None:
+    from sandbox.protocol import CaseArgs, RunRequest
+    from tests.sandbox.helpers import FAST
+
+    code = "def f(a, n):\n    print('case', n)\n    return a * n\n"
+    request = RunRequest(
+        code=code,
+        function_name="f",
+        param_names=["a", "n"],
+        cases=[
+            CaseArgs(name="public-1", args={"a": np.ones(2), "n": 1}),
+            CaseArgs(name="hidden-1", args={"a": np.ones(3), "n": 2}, hidden=True),
+            CaseArgs(name="public-late", args={"a": np.ones(4), "n": 3}),
+            CaseArgs(name="probe", args={"a": np.ones(5), "n": 4}, hidden=True),
+        ],
+        limits=FAST,
+    )
+    result = sandbox.run(request)
+    assert result.status == "ok", result.message
+    assert [c.name for c in result.cases] == ["public-1", "hidden-1", "public-late", "probe"]
+    for n, case in enumerate(result.cases, start=1):
+        assert case.output is not None
+        np.testing.assert_array_equal(case.output, np.ones(n + 1) * n)
+    # After the first hidden case there is no round trip: what the later cases print lands in
+    # the hidden case's phase or theirs, never in an earlier one.
+    assert result.import_stdout == "" and result.cases[0].stdout == "case 1\n"
+    assert "".join(c.stdout for c in result.cases[1:]) == "case 2\ncase 3\ncase 4\n"
+    assert result.cases[1].stdout.startswith("case 2\n")

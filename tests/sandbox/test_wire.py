@@ -60,8 +60,8 @@ def stream(*frames: dict[str, Any] | bytes) -> bytes:
     return out.getvalue()
 
 
-CASE = {"type": "case", "index": 0, "name": "only", "error": None, "mutated_inputs": [],
-        "seconds": 0.01, "output": True}  # fmt: skip
+CASE = {"type": "case", "index": 0, "error": None, "mutated_inputs": [], "seconds": 0.01,
+        "output": True}  # fmt: skip
 STARTED = {"type": "started"}
 
 
@@ -82,9 +82,114 @@ def test_a_complete_stream() -> None:
 def test_the_job_encoding_round_trips_through_the_runner_reader() -> None:
     from sandbox.runner import read_job
 
-    job, blobs = read_job(io.BytesIO(encode_job(REQUEST)))
-    assert job["function_name"] == "f" and job["cases"][0]["args"]["n"] == {"int": 1}
-    assert np.load(io.BytesIO(blobs[0]), allow_pickle=False).tolist() == [1.0, 1.0, 1.0]
+    job = read_job(io.BytesIO(encode_job(REQUEST)))
+    header = job["header"]
+    assert header["function_name"] == "f" and header["param_names"] == ["a", "n"]
+    a, n = header["cases"][0]["args"]
+    assert n == {"int": 1} and a["dtype"] == "<f8" and a["shape"] == [3]
+    raw = job["inputs"][a["offset"] : a["offset"] + 24]
+    assert np.frombuffer(raw).tolist() == [1.0, 1.0, 1.0]
+    assert header["later"]["cases"] == 0 and job["later"] == {"cases": []}
+
+
+def test_hidden_cases_are_only_in_the_later_section() -> None:
+    from sandbox.runner import JSON_KIND, read_job
+
+    public = np.arange(12.0).reshape(3, 4)
+    hidden = np.random.default_rng(7).standard_normal((2, 5)).astype(">f4")
+    fortran = np.asfortranarray(np.arange(6, dtype=np.int16).reshape(2, 3))
+    request = RunRequest(
+        code="",
+        function_name="f",
+        param_names=["a", "n"],
+        cases=[
+            CaseArgs(name="ex-1", args={"a": public, "n": 2}),
+            CaseArgs(name="secret-name", args={"a": hidden, "n": 987654321}, hidden=True),
+            CaseArgs(name="ex-late", args={"a": fortran[:, ::2], "n": 3}),
+        ],
+    )
+    data = encode_job(request)
+    head_len = FRAME_HEADER.unpack_from(data)[1]
+    early_len = FRAME_HEADER.size + head_len
+    early_len += FRAME_HEADER.size + FRAME_HEADER.unpack_from(data, early_len)[1]
+    early = data[:early_len]
+    assert hidden.tobytes() not in early and hidden.tobytes()[:8] not in early
+    assert b"secret-name" not in data and b"987654321" not in early  # names never sent
+    assert FRAME_HEADER.unpack_from(data, early_len)[0] == JSON_KIND
+
+    job = read_job(io.BytesIO(data))
+    assert len(job["header"]["cases"]) == 1 and len(job["later"]["cases"]) == 2
+
+    def array(spec: dict[str, Any], inputs: bytes) -> np.ndarray:
+        assert spec["offset"] % 64 == 0
+        dtype = np.dtype(spec["dtype"])
+        count = int(np.prod(spec["shape"]))
+        return np.frombuffer(inputs, dtype, count, spec["offset"]).reshape(spec["shape"])
+
+    early_a = array(job["header"]["cases"][0]["args"][0], job["inputs"])
+    hidden_a = array(job["later"]["cases"][0]["args"][0], job["later_inputs"])
+    late_a = array(job["later"]["cases"][1]["args"][0], job["later_inputs"])
+    np.testing.assert_array_equal(early_a, public)
+    np.testing.assert_array_equal(hidden_a, hidden)
+    assert hidden_a.dtype == np.dtype(">f4")
+    np.testing.assert_array_equal(late_a, fortran[:, ::2])
+
+
+def test_a_non_numeric_input_is_refused_on_the_host() -> None:
+    request = REQUEST.model_copy(
+        update={"cases": [CaseArgs(name="o", args={"a": np.array([object()]), "n": 1})]}
+    )
+    with pytest.raises(ValueError, match="dtype object"):
+        encode_job(request)
+
+
+@pytest.mark.parametrize(
+    "array",
+    [
+        np.arange(6.0).reshape(2, 3),
+        np.array(3.5),
+        np.zeros((0, 4), dtype=np.int32),
+        np.array([True, False]),
+        np.arange(4, dtype=">i8"),
+        (np.arange(3) + 1j).astype(np.complex64),
+        np.ones((2, 1, 3, 1), dtype=np.uint8),
+    ],
+    ids=["2d", "0d", "empty", "bool", "big-endian", "complex", "4d"],
+)
+def test_output_npy_is_read_like_np_load(array: np.ndarray) -> None:
+    from sandbox.runner import npy_header
+    from sandbox.wire import _load_plain_npy, load_output
+
+    for blob in (npy(array), npy_header(array.dtype.str, array.shape) + array.tobytes()):
+        fast = _load_plain_npy(bytearray(blob))
+        assert fast is not None, blob[:128]
+        assert fast.dtype == array.dtype and fast.shape == array.shape
+        np.testing.assert_array_equal(fast, array)
+        assert fast.flags.writeable
+        np.testing.assert_array_equal(np.load(io.BytesIO(blob), allow_pickle=False), array)
+        np.testing.assert_array_equal(load_output(blob), array)
+
+
+@pytest.mark.parametrize(
+    "blob",
+    [
+        npy(np.asfortranarray(np.arange(6.0).reshape(2, 3))),
+        npy(np.arange(3.0))[:-8],  # short
+        npy(np.arange(3.0)) + b"\0" * 8,  # padded
+        npy(np.arange(3.0)).replace(b"<f8", b"<i3"),  # no such dtype
+    ],
+    ids=["fortran", "short", "padded", "bad-dtype"],
+)
+def test_unusual_npy_goes_to_np_load(blob: bytes) -> None:
+    from sandbox.wire import _load_plain_npy, load_output
+
+    assert _load_plain_npy(blob) is None
+    try:
+        array = load_output(blob)
+    except ValueError:
+        return
+    reference = np.load(io.BytesIO(blob), allow_pickle=False)
+    np.testing.assert_array_equal(array, reference)
 
 
 def test_a_pickled_output_is_never_unpickled(tmp_path: Path) -> None:
@@ -153,6 +258,26 @@ def test_started_without_end_is_the_submission_s_doing() -> None:
 def test_status_mapping(raw: dict[str, Any], frame: dict[str, Any], expected: str) -> None:
     status, _ = status_of(stream(STARTED, CASE, npy(np.ones(3)), frame), **raw)
     assert status == expected
+
+
+@pytest.mark.parametrize(
+    "frame", [end(completed=False, worker_exit=87), end(worker_signal=signal.SIGUSR2)]
+)
+def test_an_exit_code_or_signal_chosen_in_a_hidden_case_is_not_named(frame: dict[str, Any]) -> None:
+    """Both are the submission's choice, so in a hidden case they could carry its inputs."""
+    public = CaseArgs(name="public", args={"a": np.ones(3), "n": 1})
+    hidden = CaseArgs(name="hidden", args={"a": np.ones(3), "n": 1}, hidden=True)
+    named = {"87", "SIGUSR2", str(int(signal.SIGUSR2))}
+    # Died in the public case (nothing reported yet): named, which helps the student.
+    req = REQUEST.model_copy(update={"cases": [public, hidden]})
+    result = interpret(RawRun(stdout=stream(STARTED, frame)), req, "test")
+    assert result.status == "runtime_error" and any(n in result.message for n in named)
+    # Died in the hidden case (the public one reported): not named.
+    data = stream(STARTED, CASE, npy(np.ones(3)), frame)
+    result = interpret(RawRun(stdout=data), req, "test")
+    assert result.status == "runtime_error", result.message
+    assert "during a hidden test" in result.message
+    assert not any(n in result.message for n in named), result.message
 
 
 def test_load_failures() -> None:

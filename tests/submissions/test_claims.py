@@ -94,6 +94,36 @@ def test_concurrent_claimers_take_each_submission_exactly_once(sessions: session
     assert Counter(claimed).most_common(1)[0][1] == 1
 
 
+def test_an_added_row_gets_its_column_defaults_in_the_database_and_on_the_object(
+    sessions: sessionmaker[Session],
+):
+    # add() inserts without the ORM's unit of work: the defaults it would apply still apply.
+    fresh = Submission(
+        id="sub-defaults", problem_id="p", code="x = 1", code_sha256="-", client="c",
+        request_sha256="-",
+    )  # fmt: skip
+    before = utcnow()
+    with sessions() as session:
+        SubmissionRepository(session).add(fresh)
+        session.commit()
+    assert (fresh.mode, fresh.status, fresh.attempts, fresh.run) == ("submit", "queued", 0, 1)
+    assert fresh.created_at is not None and fresh.created_at >= before
+    assert fresh.verdict is None and fresh.idempotency_key is None
+    with sessions() as session:
+        stored = SubmissionRepository(session).get("sub-defaults")
+        assert stored is not None
+        assert (stored.mode, stored.status, stored.attempts, stored.run) == (
+            "submit",
+            "queued",
+            0,
+            1,
+        )
+        assert stored.created_at == fresh.created_at
+        assert [e.kind for e in SubmissionRepository(session).events_after(stored.id, 0)] == [
+            "status"
+        ]
+
+
 def test_result_is_stored_only_under_the_current_lease(sessions: sessionmaker[Session]):
     (submission_id,) = add_queued(sessions, 1)
     with sessions() as session:
