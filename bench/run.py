@@ -415,7 +415,8 @@ def main() -> None:
     parser.add_argument(
         "--backends",
         default="bwrap-fork,bwrap-warm,bwrap-cold,docker",
-        help="comma-separated: bwrap-fork, bwrap-warm, bwrap-cold, docker",
+        help="comma-separated: bwrap-fork, bwrap-fork-0 (no spares), bwrap-warm, bwrap-cold, "
+        "docker",
     )
     parser.add_argument("--warm-pool", type=int, default=4, help="GRADER_SANDBOX_WARM_POOL")
     parser.add_argument("--floor-repeat", type=int, default=30)
@@ -439,6 +440,15 @@ def main() -> None:
         "bwrap-fork": Backend(
             "bwrap-fork",
             {"GRADER_SANDBOX": "bwrap", "GRADER_SANDBOX_FORKSERVER": "1"},
+        ),
+        # The fork server without spares: each run forked when its submission arrives.
+        "bwrap-fork-0": Backend(
+            "bwrap-fork-0",
+            {
+                "GRADER_SANDBOX": "bwrap",
+                "GRADER_SANDBOX_FORKSERVER": "1",
+                "GRADER_SANDBOX_FORKSERVER_SPARES": "0",
+            },
         ),
         "bwrap-cold": Backend(
             "bwrap-cold",

@@ -110,6 +110,22 @@ def make_request(
     )
 
 
+def phased_request(
+    code: str, cases: list[tuple[str, np.ndarray, bool]], limits: Limits = FAST
+) -> RunRequest:
+    """A request for ``f(a, n)`` over (name, a, hidden) cases, called with n = 1, 2, ..."""
+    return RunRequest(
+        code=code,
+        function_name="f",
+        param_names=["a", "n"],
+        cases=[
+            CaseArgs(name=name, args={"a": a, "n": n}, hidden=hidden)
+            for n, (name, a, hidden) in enumerate(cases, start=1)
+        ],
+        limits=limits,
+    )
+
+
 def run(sandbox: Sandbox, code: str, **kwargs: object) -> RunResult:
     return sandbox.run(make_request(code, **kwargs))  # type: ignore[arg-type]
 

@@ -83,21 +83,17 @@ def test_attribution_is_synchronised_up_to_the_first_hidden_case() -> None:
 
 
 def test_a_public_case_after_a_hidden_one_runs_in_the_later_section(sandbox: Sandbox) -> None:
-    from sandbox.protocol import CaseArgs, RunRequest
-    from tests.sandbox.helpers import FAST
+    from tests.sandbox.helpers import phased_request
 
     code = "def f(a, n):\n    print('case', n)\n    return a * n\n"
-    request = RunRequest(
-        code=code,
-        function_name="f",
-        param_names=["a", "n"],
-        cases=[
-            CaseArgs(name="public-1", args={"a": np.ones(2), "n": 1}),
-            CaseArgs(name="hidden-1", args={"a": np.ones(3), "n": 2}, hidden=True),
-            CaseArgs(name="public-late", args={"a": np.ones(4), "n": 3}),
-            CaseArgs(name="probe", args={"a": np.ones(5), "n": 4}, hidden=True),
+    request = phased_request(
+        code,
+        [
+            ("public-1", np.ones(2), False),
+            ("hidden-1", np.ones(3), True),
+            ("public-late", np.ones(4), False),
+            ("probe", np.ones(5), True),
         ],
-        limits=FAST,
     )
     result = sandbox.run(request)
     assert result.status == "ok", result.message

@@ -18,8 +18,8 @@ import pytest
 
 from app.grading.pipeline import HIDDEN_OUTPUT_NOTE, grade_submission
 from app.problems.loader import Problem
-from sandbox.protocol import CaseArgs, RunRequest, RunResult, Sandbox
-from tests.sandbox.helpers import FAST, visible_text
+from sandbox.protocol import RunRequest, RunResult, Sandbox
+from tests.sandbox.helpers import FAST, phased_request, visible_text
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -171,15 +171,9 @@ def test_hidden_inputs_are_out_of_reach_until_the_first_hidden_case(sandbox: San
     public, hidden, probe = (rng.standard_normal((8, 8)) for _ in range(3))
     code = scanner({"hidden": needle(hidden), "probe": needle(probe)})
     code += "\n\ndef f(a, n):" + CALL + "    return a * n\n"
-    request = RunRequest(
-        code=code,
-        function_name="f",
-        param_names=["a", "n"],
-        cases=[
-            CaseArgs(name="public-1", args={"a": public, "n": 1}),
-            CaseArgs(name="hidden-1", args={"a": hidden, "n": 2}, hidden=True),
-            CaseArgs(name="probe", args={"a": probe, "n": 3}, hidden=True),
-        ],
+    request = phased_request(
+        code,
+        [("public-1", public, False), ("hidden-1", hidden, True), ("probe", probe, True)],
         limits=FAST.model_copy(update={"cpu_seconds": 8, "wall_seconds": 15}),
     )
     result = sandbox.run(request)
@@ -300,16 +294,7 @@ def test_a_public_result_forged_once_hidden_inputs_exist_is_dropped(sandbox: San
     """The submission holds back its public case's result and sends it, carrying a hidden input,
     from the hidden case: the supervisor no longer accepts a result for the public case."""
     hidden = np.random.default_rng(5).standard_normal(4)
-    request = RunRequest(
-        code=HIJACK,
-        function_name="f",
-        param_names=["a", "n"],
-        cases=[
-            CaseArgs(name="public-1", args={"a": np.ones(4), "n": 1}),
-            CaseArgs(name="hidden-1", args={"a": hidden, "n": 2}, hidden=True),
-        ],
-        limits=FAST,
-    )
+    request = phased_request(HIJACK, [("public-1", np.ones(4), False), ("hidden-1", hidden, True)])
     result = sandbox.run(request)
     assert hidden.tobytes().hex() not in visible_text(result)
     assert "LEAK" not in visible_text(result)
