@@ -170,7 +170,10 @@ class BwrapSandbox:
             )
         finally:
             os.close(fd)  # the launched bwrap holds its own copy
-        return StartedSandbox(limits=limits, run_id=run_id, cgroup=cg, launched=launched)
+        oom_fd = cg.oom_watch() if cg is not None else None
+        return StartedSandbox(
+            limits=limits, run_id=run_id, cgroup=cg, launched=launched, oom_fd=oom_fd
+        )
 
     def finish(self, started: StartedSandbox, request: RunRequest) -> RunResult:
         """Send ``request`` to a started sandbox, collect its result, then destroy it."""
@@ -191,12 +194,14 @@ class BwrapSandbox:
                     wall_seconds=request.limits.wall_seconds,
                     stream_cap=stream_cap(request),
                     extra_kill=cg.kill_all if cg else None,
+                    oom_fd=started.oom_fd,
                 )
         finally:
             if cg is not None:
                 oom = cg.oom_killed()
-                cg.remove()
-        raw.oom_killed = oom
+            started.release()
+        # The OOM notification may have ended it before the kernel counted the kill.
+        raw.oom_killed = oom or raw.oom_killed
         return interpret(_explain_launch_failure(raw), request, self.name)
 
 
@@ -208,6 +213,7 @@ class StartedSandbox:
     run_id: str
     cgroup: cgroup.RunCgroup | None
     launched: Launched | str  # or why it could not start
+    oom_fd: int | None = None  # readable once the run's cgroup ran out of memory
 
     def alive(self) -> bool:
         return not isinstance(self.launched, str) and self.launched.proc.poll() is None
@@ -217,8 +223,15 @@ class StartedSandbox:
         cg = self.cgroup
         if not isinstance(self.launched, str):
             kill_launched(self.launched, cg.kill_all if cg else None)
-        if cg is not None:
-            cg.remove()
+        self.release()
+
+    def release(self) -> None:
+        """Free what the host holds for it (its processes are gone): the OOM watch, the cgroup."""
+        if self.oom_fd is not None:
+            os.close(self.oom_fd)
+            self.oom_fd = None
+        if self.cgroup is not None:
+            self.cgroup.remove()
 
 
 def _explain_launch_failure(raw: RawRun) -> RawRun:

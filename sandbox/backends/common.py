@@ -142,9 +142,11 @@ def collect(
     stream_cap: int,
     extra_kill: Callable[[], None] | None = None,
     start: float | None = None,
+    oom_fd: int | None = None,
 ) -> RawRun:
     """Send ``job`` to a launched sandbox, read its result stream up to ``stream_cap`` bytes,
-    and kill the whole process group once the wall clock (from ``start``, default now) runs out.
+    and kill the whole process group once the wall clock (from ``start``, default now) runs out,
+    or as soon as ``oom_fd`` (the run cgroup's ``oom_watch``) reports that its memory ran out.
     """
     proc = launched.proc
     if start is None:
@@ -161,17 +163,22 @@ def collect(
     assert proc.stdout is not None and proc.stderr is not None
     out = bytearray()
     err = bytearray()
-    timed_out = overflow = False
+    timed_out = overflow = oom = False
     deadline = start + wall_seconds
     with selectors.DefaultSelector() as sel:
         sel.register(proc.stdout, selectors.EVENT_READ, out)
         sel.register(proc.stderr, selectors.EVENT_READ, err)
-        while sel.get_map():
+        if oom_fd is not None:
+            sel.register(oom_fd, selectors.EVENT_READ, None)
+        while len(sel.get_map()) > (oom_fd is not None):
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 timed_out = True
                 break
             for key, _ in sel.select(remaining):
+                if key.data is None:
+                    oom = True  # out of memory: what it does from now on is not graded
+                    break
                 chunk = os.read(key.fd, 1 << 16)
                 if not chunk:
                     sel.unregister(key.fileobj)
@@ -183,9 +190,9 @@ def collect(
                         overflow = True
                 elif len(err) < SANDBOX_STDERR_CAP:
                     err += chunk[: SANDBOX_STDERR_CAP - len(err)]
-            if overflow:
+            if overflow or oom:
                 break
-    if timed_out or overflow:
+    if timed_out or overflow or oom:
         kill()
     try:
         returncode: int | None = proc.wait(timeout=max(0.0, deadline - time.monotonic()) + 1.0)
@@ -205,6 +212,7 @@ def collect(
         wall_seconds=time.monotonic() - start,
         timed_out=timed_out,
         stream_overflow=overflow,
+        oom_killed=oom,
     )
 
 
