@@ -294,6 +294,7 @@ class ForkServerSandbox:
 
     def _prime_spares(self) -> None:
         """Keep ``spares`` primed runs ready; runs in its own thread."""
+        failures = 0
         while True:
             with self._wanted:
                 while not self._closed and not self._should_prime():
@@ -303,14 +304,19 @@ class ForkServerSandbox:
                 limits = self._spare_limits
             try:
                 primed = self._prime(limits)
-            except ZygoteGone:
+            except Exception as exc:
+                # The zygote died (it is being restarted) or this host refuses something a run
+                # needs (e.g. its cgroup): back off rather than fork in a loop; submissions then
+                # fork (or go cold) themselves, and say why.
+                if not isinstance(exc, ZygoteGone):
+                    log.exception("could not prime a spare run")
                 self._restart_in_background()
-                time.sleep(0.1)  # the zygote is being restarted; the next wait finds it
+                failures += 1
+                with self._wanted:
+                    if not self._closed:
+                        self._wanted.wait(min(0.05 * 2**failures, RETRY_SECONDS))
                 continue
-            except Exception:
-                log.exception("could not prime a spare run")
-                time.sleep(1.0)
-                continue
+            failures = 0
             with self._wanted:
                 if not self._closed:
                     self._spare_pool.append(primed)

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from sandbox.backends.bwrap import BwrapSandbox
-from sandbox.backends.forkserver import ForkServerSandbox
+from sandbox.backends.forkserver import ForkServerSandbox, ZygoteGone
 from sandbox.protocol import RunResult
 from tests.sandbox.helpers import (
     FAST,
@@ -307,3 +307,32 @@ def test_the_runner_s_end_frame_is_recognised() -> None:
     assert not scanner.ended  # not before the whole last frame is there
     scanner.scan(bytearray(out))
     assert scanner.ended and scanner.pos == len(out)
+
+
+def test_when_runs_cannot_be_primed_submissions_still_run_and_priming_backs_off(
+    bwrap_sandbox: BwrapSandbox,
+) -> None:
+    """E.g. a host that refuses to move runs into their cgroups: every attempt fails the same."""
+    server = ForkServerSandbox(bwrap_sandbox)
+    attempts: list[float] = []
+
+    def refuse(limits: object) -> None:
+        attempts.append(time.monotonic())
+        raise ZygoteGone
+
+    try:
+        _wait_for_spares(server, server.spares)
+        server._prime = refuse  # type: ignore[method-assign,assignment]
+        for _ in range(server.spares):  # the spares primed before go first
+            assert run(server, IDENTITY).status == "ok"
+        cold = server.cold_runs
+        result = run(server, IDENTITY)
+        assert result.status == "ok", result.message
+        assert server.cold_runs == cold + 1  # graded all the same, the cold way
+        attempts.clear()
+        time.sleep(2.0)
+        # Backing off (0.1, 0.2, 0.4, 0.8 s...) rather than retrying in a tight loop.
+        assert 1 <= len(attempts) <= 6, len(attempts)
+        assert server.zygote_starts == 1  # a failed priming is not the zygote's death
+    finally:
+        server.close()
