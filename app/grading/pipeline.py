@@ -51,8 +51,9 @@ def grade_submission(
     public_only: bool = False,
     on_sandbox_done: Callable[[float], None] | None = None,
 ) -> GradeReport:
-    """``cases`` defaults to the public examples plus the hidden cases; ``public_only`` runs just
-    the examples (the page's "Run examples"). The probes always run along.
+    """``cases`` defaults to the folder's public examples plus its hidden cases, or with
+    ``public_only`` to the examples alone (the grader passes the current test set's cases itself,
+    stored ones included). The probes always run along.
     ``on_sandbox_done(seconds)`` is told when the sandbox run ends, before grading its outputs,
     so progress can be shown live."""
     start = time.perf_counter()

@@ -275,12 +275,23 @@ class SubmissionRepository:
         )
         return list(self.session.execute(stmt).scalars())
 
-    def requeue_for_regrade(self, submission_id: str) -> Submission | None:
+    def requeue_for_regrade(
+        self, submission_id: str, *, max_active: int | None = None
+    ) -> Submission | None:
         """(Issue 6) Queue a finished submission for another grading run: ``run`` + 1, the
-        previous result cleared here and kept in ``gradings``. None unless it is ``done``."""
+        previous result cleared here and kept in ``gradings``. None unless it is ``done`` and,
+        with ``max_active``, fewer than that many submissions are queued or running.
+
+        The cap is a condition of the UPDATE itself (counted like ``admission_counts``): one
+        statement, not a read and a later write. As for a new submission, admissions racing at
+        the same instant on PostgreSQL (read committed) may each pass the cap by one."""
+        conditions = [Submission.id == submission_id, Submission.status == DONE]
+        if max_active is not None:
+            active = _active_count(SUBMISSIONS.alias("active")).scalar_subquery()
+            conditions.append(active < max_active)
         stmt = (
             update(Submission)
-            .where(Submission.id == submission_id, Submission.status == DONE)
+            .where(*conditions)
             .values(
                 status=QUEUED,
                 run=Submission.run + 1,
@@ -337,12 +348,19 @@ def _insert_values(submission: Submission) -> dict[str, Any]:
     return values
 
 
+def _active_count(table: Any = SUBMISSIONS) -> Any:
+    """Submissions that hold a place in the queue: what ``GRADER_QUEUE_MAX`` caps. ``table``:
+    an alias where the count is a subquery of a statement on ``submissions`` itself, which
+    would otherwise correlate to the outer row and count just that one."""
+    return select(func.count()).select_from(table).where(table.c.status.in_((QUEUED, RUNNING)))
+
+
 def _admission_statement() -> Any:
     row = SUBMISSIONS.c
     recent = select(func.count()).where(
         row.client == bindparam("p_client"), row.created_at >= bindparam("p_since")
     )
-    active = select(func.count()).where(row.status.in_((QUEUED, RUNNING)))
+    active = _active_count()
     return select(
         recent.scalar_subquery(),
         recent.with_only_columns(func.min(row.created_at)).scalar_subquery(),

@@ -38,7 +38,9 @@ class SubmissionOut(GradeReport):
     diagnoses: list[Diagnosis] = Field(default_factory=list)
     tests: list[CaseReport] = Field(default_factory=list)
     test_set_version: int | None = Field(
-        default=None, description="The hidden test-set version it was graded on."
+        default=None,
+        description='The test-set version it was graded on; for "Run examples", the '
+        "version whose public cases it ran.",
     )
     attempts: int = Field(description="How many times a worker started grading it.")
     created_at: datetime

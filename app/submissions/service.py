@@ -41,6 +41,17 @@ class Accepted:
     replayed: bool  # an Idempotency-Key retry: the submission already existed
 
 
+def queue_full() -> ApiError:
+    """The answer when ``GRADER_QUEUE_MAX`` submissions are queued or running (new submissions
+    and regrades alike)."""
+    return ApiError(
+        503,
+        "queue_full",
+        "too many submissions are waiting; retry later",
+        headers={"Retry-After": str(QUEUE_FULL_RETRY_AFTER_SECONDS)},
+    )
+
+
 def check_code(code: str, max_bytes: int) -> None:
     try:
         size = len(code.encode("utf-8"))
@@ -116,12 +127,7 @@ class SubmissionService:
             recent, oldest, active = repo.admission_counts(client, now - window)
             self._check_rate(recent, oldest, now)
             if active >= self.settings.queue_max:
-                raise ApiError(
-                    503,
-                    "queue_full",
-                    "too many submissions are waiting; retry later",
-                    headers={"Retry-After": str(QUEUE_FULL_RETRY_AFTER_SECONDS)},
-                )
+                raise queue_full()
             submission = Submission(
                 id=submission_id or str(uuid.uuid4()),
                 problem_id=problem_id,

@@ -1,4 +1,5 @@
 """The test set a submission is graded on: the problem folder's cases plus the stored ones.
+"Run examples" (``mode: "examples"``) runs the public part of the same set.
 
 Called by the grader (``app.worker.grader``) for every graded submission. Decoded sets are kept
 per (problem, version) in the process, so a worker reads one small row per grading and decodes
@@ -48,3 +49,12 @@ def grading_set(
     with sessions() as session:
         version = CaseRepository(session).version(problem.id)
         return version, cases_at(session, problem, version)
+
+
+def examples_set(
+    sessions: sessionmaker[Session], problem: Problem
+) -> tuple[int, tuple[TestCase, ...]]:
+    """(current version, its public cases): the folder's examples and the instructors' stored
+    public cases, so a student can try every case whose inputs they are shown."""
+    version, cases = grading_set(sessions, problem)
+    return version, tuple(c for c in cases if c.visibility == "public")

@@ -10,7 +10,6 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -71,13 +70,6 @@ def new_token() -> str:
     return str(uuid.uuid4())
 
 
-def test_set_for(problem: Problem, mode: str) -> tuple[int | None, Any]:
-    """(version, cases) to grade on; ``None`` cases means the pipeline's default set."""
-    if mode == "examples":
-        return None, None
-    return BUILTIN_TEST_SET_VERSION, None
-
-
 def internal_error(message: str) -> GradeReport:
     return GradeReport(
         verdict=Verdict.INTERNAL_ERROR,
@@ -95,11 +87,12 @@ def _run_pipeline(ctx: GradingContext, submission: Submission) -> tuple[GradeRep
     problem = ctx.problems.get(submission.problem_id)
     if problem is None:
         return internal_error(f"problem {submission.problem_id!r} is no longer served"), None
-    version, cases = test_set_for(problem, submission.mode)
-    if version is not None:  # issue 6: built-in cases plus the instructors' stored cases
-        from app.testcases.current import grading_set
+    # Issue 6: the folder's cases plus the instructors' stored cases at the current version;
+    # "Run examples" runs its public part.
+    from app.testcases.current import examples_set, grading_set
 
-        version, cases = grading_set(ctx.sessions, problem)
+    test_set = examples_set if submission.mode == "examples" else grading_set
+    version, cases = test_set(ctx.sessions, problem)
 
     def sandbox_done(seconds: float) -> None:
         # Its own small transaction, so event streams show "grading" while outputs are compared.
@@ -114,7 +107,6 @@ def _run_pipeline(ctx: GradingContext, submission: Submission) -> tuple[GradeRep
         submission.code,
         ctx.sandbox,
         cases=cases,
-        public_only=submission.mode == "examples",
         on_sandbox_done=sandbox_done,
     )
     return report, version

@@ -6,7 +6,7 @@ import numpy as np
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 
-from app.submissions.models import Grading
+from app.submissions.models import Grading, Submission
 from tests.instructors.conftest import (
     CASES,
     PROBLEM,
@@ -86,3 +86,46 @@ def test_batch_five_bug_is_really_only_wrong_on_batch_five(mha):
         inputs = case_inputs(seed=11, batch=batch)
         same = np.allclose(fn(**inputs), mha.solve(inputs))  # type: ignore[operator]
         assert same == (batch != 5)
+
+
+def test_regrade_is_refused_while_the_queue_is_full(
+    make_client: MakeClient, database_url: str | None
+):
+    api = make_client(database_url, queue_max=1, workers=1)
+    headers = bearer(add_tokens(api).instructor)
+    done = wait_done(
+        api, api.post(f"/api/problems/{PROBLEM}/submissions", json={"code": CORRECT}).json()["id"]
+    )
+    # Runs for its whole CPU limit: the one place in the queue stays taken meanwhile.
+    busy = api.post(f"/api/problems/{PROBLEM}/submissions", json={"code": TIMEOUT})
+    assert busy.status_code == 202
+
+    response = api.post(f"/api/submissions/{done['id']}/regrade", headers=headers)
+    assert response.status_code == 503, response.text
+    assert error_of(response) == {
+        "code": "queue_full",
+        "message": "too many submissions are waiting; retry later",
+        "field": None,
+    }
+    assert int(response.headers["retry-after"]) >= 1
+    # Refused means untouched: still done with its first result, no second run queued.
+    assert api.get(f"/api/submissions/{done['id']}").json() == done
+    with api.app.state.submissions.sessions() as session:  # type: ignore[attr-defined]
+        row = session.get(Submission, done["id"])
+        assert row is not None and (row.status, row.run) == ("done", 1)
+
+    assert wait_done(api, busy.json()["id"])["verdict"] == "time_limit_exceeded"
+    response = api.post(f"/api/submissions/{done['id']}/regrade", headers=headers)
+    assert response.status_code == 202, response.text
+    assert response.json()["run"] == 2
+    assert wait_done(api, done["id"])["verdict"] == "accepted"
+    with api.app.state.submissions.sessions() as session:  # type: ignore[attr-defined]
+        runs = session.scalars(select(Grading.run).where(Grading.submission_id == done["id"]))
+        assert sorted(runs) == [1, 2]
+
+
+def test_a_full_queue_is_documented_on_the_regrade_route(api: TestClient):
+    route = api.get("/openapi.json").json()["paths"]["/api/submissions/{submission_id}/regrade"]
+    full = route["post"]["responses"]["503"]
+    assert "Retry-After" in full["headers"]
+    assert full["content"]["application/json"]["schema"]["$ref"].endswith("/ErrorResponse")
