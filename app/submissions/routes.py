@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 import uuid
@@ -21,7 +20,7 @@ from app.core.errors import ApiError, ErrorResponse
 from app.submissions.repository import SubmissionRepository
 from app.submissions.schemas import SubmissionCreate, SubmissionOut, submission_out
 from app.submissions.service import SubmissionService
-from app.worker.notify import COMPLETIONS
+from app.worker.notify import ACTIVITY, COMPLETIONS
 
 router = APIRouter(tags=["submissions"])
 
@@ -224,23 +223,25 @@ async def _event_stream(
     service: SubmissionService, submission_id: str, after: int
 ) -> AsyncIterator[str]:
     last_sent = time.monotonic()
-    while True:
-        batch = await run_in_threadpool(_events_after, service, submission_id, after)
-        for event_id, kind, data in batch:
-            after = event_id
-            if kind == "result":
-                row = await run_in_threadpool(service.get, submission_id)
-                if row is None or json.loads(data).get("run", row.run) != row.run:
-                    continue  # the result of a run that a regrade has since replaced
-                data = submission_out(row).model_dump_json()
-            yield f"id: {event_id}\nevent: {kind}\ndata: {data}\n\n"
-            last_sent = time.monotonic()
-            if kind == "result":
-                return
-        if time.monotonic() - last_sent > SSE_KEEPALIVE_SECONDS:
-            yield ": keep-alive\n\n"
-            last_sent = time.monotonic()
-        await asyncio.sleep(service.settings.poll_seconds)
+    with ACTIVITY.watch(submission_id) as activity:
+        while True:
+            batch = await run_in_threadpool(_events_after, service, submission_id, after)
+            for event_id, kind, data in batch:
+                after = event_id
+                if kind == "result":
+                    row = await run_in_threadpool(service.get, submission_id)
+                    if row is None or json.loads(data).get("run", row.run) != row.run:
+                        continue  # the result of a run that a regrade has since replaced
+                    data = submission_out(row).model_dump_json()
+                yield f"id: {event_id}\nevent: {kind}\ndata: {data}\n\n"
+                last_sent = time.monotonic()
+                if kind == "result":
+                    return
+            if time.monotonic() - last_sent > SSE_KEEPALIVE_SECONDS:
+                yield ": keep-alive\n\n"
+                last_sent = time.monotonic()
+            # Woken when this process commits its events; polls for other processes' (Celery).
+            await activity.wait(service.wait_poll_seconds)
 
 
 def _events_after(

@@ -12,6 +12,7 @@ from app.grading.faulttable import fault_table
 from app.problems.loader import Problem
 from app.worker.ceilings import CappedSandbox
 from app.worker.grader import GradingContext
+from app.worker.notify import announce_event_commits
 from sandbox.protocol import Sandbox
 
 
@@ -19,7 +20,9 @@ def open_database(settings: Settings) -> tuple[Engine, sessionmaker[Session]]:
     """An engine on a schema migrated to the newest revision."""
     engine = make_engine(settings)
     upgrade(engine)
-    return engine, make_sessionmaker(engine)
+    sessions = make_sessionmaker(engine)
+    announce_event_commits(sessions)
+    return engine, sessions
 
 
 def grading_context(

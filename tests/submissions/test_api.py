@@ -236,6 +236,19 @@ def test_events_stream_each_state_and_phase_and_end_with_the_result(api: TestCli
     assert resumed == events[1:]
 
 
+def test_events_stream_when_committed_not_at_the_next_poll(make_client: MakeClient) -> None:
+    """In the embedded mode the grader's commits wake the stream: with the poll interval at its
+    10 s maximum, a whole grading still streams well within one interval."""
+    api = make_client(poll_seconds=10)
+    submission_id = api.post(URL, json={"code": WRONG}).json()["id"]
+    start = time.monotonic()
+    events = read_events(api, f"/api/submissions/{submission_id}/events")
+    elapsed = time.monotonic() - start
+    assert [e["data"]["status"] for e in events if e["event"] == "status"][-1] == "done"
+    assert events[-1]["event"] == "result"
+    assert elapsed < 5, f"the stream waited for a poll ({elapsed:.1f} s)"
+
+
 def test_a_failing_grader_is_retried_then_reported_as_internal_error(make_client: MakeClient):
     # A real infrastructure failure: the docker backend with no Docker engine behind it.
     api = make_client(
