@@ -24,7 +24,7 @@ from app.db.base import utcnow
 from app.submissions.models import Grading, Submission, SubmissionEvent
 
 EVENTS = cast(Table, SubmissionEvent.__table__)
-# session.info key: the submissions whose events this transaction wrote (see
+# session.info key: {submission id: event kinds} this transaction wrote (see
 # app.worker.notify.announce_event_commits, which wakes their event streams on commit).
 EVENTS_WRITTEN = "tensorjudge.events_written"
 SUBMISSIONS = cast(Table, Submission.__table__)
@@ -113,7 +113,8 @@ class SubmissionRepository:
             for kind, data in events
         ]  # fmt: skip
         self._connection().execute(_statement(("insert", "events"), lambda: insert(EVENTS)), rows)
-        self.session.info.setdefault(EVENTS_WRITTEN, set()).add(submission_id)
+        written = self.session.info.setdefault(EVENTS_WRITTEN, {})
+        written.setdefault(submission_id, set()).update(kind for kind, _ in events)
 
     def claim_next(self, token: str, worker: str, lease: timedelta) -> Submission | None:
         """Take the oldest queued submission, or None. Safe against concurrent claimers."""

@@ -159,7 +159,8 @@ async def _wait_done(
     service: SubmissionService, submission_id: str, deadline: float
 ) -> SubmissionOut | None:
     while True:
-        # An in-process grader's notice ends the wait at once; polling covers the others.
+        # A notice (this process's grader, or a worker's over Redis) ends the wait at once; the
+        # poll is a safety net.
         with COMPLETIONS.watch(submission_id) as notice:
             done = await run_in_threadpool(service.is_done, submission_id)
             if done is not None:
@@ -240,7 +241,8 @@ async def _event_stream(
             if time.monotonic() - last_sent > SSE_KEEPALIVE_SECONDS:
                 yield ": keep-alive\n\n"
                 last_sent = time.monotonic()
-            # Woken when this process commits its events; polls for other processes' (Celery).
+            # Woken by notices (this process's commits, or other processes' over Redis); the
+            # read every wait_poll_seconds is a safety net for a lost one.
             await activity.wait(service.wait_poll_seconds)
 
 

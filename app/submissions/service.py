@@ -24,9 +24,9 @@ from app.submissions.schemas import SubmissionCreate
 log = logging.getLogger(__name__)
 
 QUEUE_FULL_RETRY_AFTER_SECONDS = 5
-# When this process grades (embedded mode) its completion notices wake every waiter, and the
-# database poll of ``?wait`` is only a safety net: it need not run every ``poll_seconds``.
-LOCAL_WAIT_POLL_SECONDS = 5.0
+# Waiters are woken by notices (the in-process grader's, or other processes' over Redis: see
+# app.worker.broadcast); their database poll is only a safety net for a lost notice.
+SAFETY_POLL_SECONDS = 5.0
 
 
 class Dispatcher(Protocol):
@@ -80,20 +80,15 @@ class SubmissionService:
         settings: Settings,
         sessions: sessionmaker[Session],
         dispatcher: Dispatcher,
-        *,
-        grades_locally: bool = False,
     ) -> None:
         self.settings = settings
         self.sessions = sessions
         self.dispatcher = dispatcher
-        self.grades_locally = grades_locally
 
     @property
     def wait_poll_seconds(self) -> float:
-        """How often a ``?wait`` request reads the database between completion notices."""
-        if self.grades_locally:
-            return max(self.settings.poll_seconds, LOCAL_WAIT_POLL_SECONDS)
-        return self.settings.poll_seconds
+        """How often ``?wait`` requests and event streams read the database between notices."""
+        return max(self.settings.poll_seconds, SAFETY_POLL_SECONDS)
 
     def get(self, submission_id: str) -> Submission | None:
         with self.sessions() as session:

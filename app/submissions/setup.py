@@ -22,6 +22,7 @@ def install_submissions(app: FastAPI, settings: Settings) -> None:
 
         engine, sessions = open_database(settings)
         pool = None
+        listener = None
         dispatcher: Dispatcher
         if settings.queue == "embedded":
             from app.worker.embedded import EmbeddedPool
@@ -31,18 +32,22 @@ def install_submissions(app: FastAPI, settings: Settings) -> None:
             pool.start()
             dispatcher = pool
         else:
+            from app.worker.broadcast import Listener
             from app.worker.celery_app import CeleryDispatcher
 
             dispatcher = CeleryDispatcher(settings, sessions)
-        application.state.submissions = SubmissionService(
-            settings, sessions, dispatcher, grades_locally=pool is not None
-        )
+            listener = Listener(settings.redis_url)  # the workers' commits, over Redis
+            listener.start()
+        application.state.submissions = SubmissionService(settings, sessions, dispatcher)
+        application.state.event_listener = listener
         try:
             async with previous(application) as state:
                 yield state
         finally:
             if pool is not None:
                 pool.stop()
+            if listener is not None:
+                listener.stop()
             engine.dispose()
 
     app.router.lifespan_context = lifespan

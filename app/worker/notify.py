@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping, Set
 from typing import Any
 
 from sqlalchemy import event
@@ -128,15 +128,22 @@ class Activity:
 ACTIVITY = Activity()
 
 
-def announce_event_commits(sessions: sessionmaker[Session]) -> None:
+def announce_event_commits(
+    sessions: sessionmaker[Session],
+    publish: Callable[[Mapping[str, Set[str]]], None] | None = None,
+) -> None:
     """Wake this process's event streams when a session of ``sessions`` commits events (the
-    repository notes which submissions it wrote events for in ``session.info``)."""
+    repository notes in ``session.info`` which submissions it wrote which events for), and tell
+    other processes through ``publish`` ({submission id: event kinds}; the scale-out mode's
+    ``app.worker.broadcast.Broadcaster``)."""
 
     @event.listens_for(sessions, "after_commit")
     def _after_commit(session: Session) -> None:
         written = session.info.pop(EVENTS_WRITTEN, None)
         if written:
             ACTIVITY.committed(written)
+            if publish is not None:
+                publish(written)
 
     @event.listens_for(sessions, "after_rollback")
     def _after_rollback(session: Session) -> None:

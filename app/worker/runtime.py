@@ -21,7 +21,12 @@ def open_database(settings: Settings) -> tuple[Engine, sessionmaker[Session]]:
     engine = make_engine(settings)
     upgrade(engine)
     sessions = make_sessionmaker(engine)
-    announce_event_commits(sessions)
+    publish = None
+    if settings.queue == "celery":  # streams and waiters may be in another process
+        from app.worker.broadcast import Broadcaster
+
+        publish = Broadcaster(settings.redis_url)
+    announce_event_commits(sessions, publish)
     return engine, sessions
 
 
