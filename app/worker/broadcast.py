@@ -104,6 +104,5 @@ class Listener:
         except (ValueError, ValidationError):
             return
         self.received += 1
-        ACTIVITY.committed(notice.ids)
-        for submission_id in notice.done:
-            COMPLETIONS.finished(submission_id)  # no row attached: the waiter reads it
+        ACTIVITY.wake(notice.ids)
+        COMPLETIONS.wake(notice.done)  # no row attached: the waiters read it

@@ -166,7 +166,7 @@ def _store(
             # back. A waiter that starts watching after this check reads the committed row.
             if COMPLETIONS.watched(submission.id):
                 row = _as_stored(submission, report, report_json, version, now)
-                COMPLETIONS.finished(submission.id, submission_out(row, report))
+                COMPLETIONS.wake([submission.id], submission_out(row, report))
         else:
             session.rollback()
             log.warning("lease of %s was lost; its result is discarded", submission.id)

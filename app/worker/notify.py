@@ -2,8 +2,8 @@
 the same process stores the result, and an event stream (SSE) as soon as a transaction of this
 process that wrote its events commits, instead of at their next database poll.
 
-Only hints: the database stays the truth. Where grading happens in other processes (Celery) no
-notice arrives and waiters find what they wait for by polling, as before.
+Only hints: the database stays the truth, read now and then as a safety net. Commits made in
+other processes (Celery workers) arrive over Redis (``app.worker.broadcast``).
 """
 
 from __future__ import annotations
@@ -20,112 +20,71 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.submissions.repository import EVENTS_WRITTEN
 
 
-class Notice:
+class Wakeup:
+    """Wakes one waiting request (``?wait``) or event stream, from any thread."""
+
     def __init__(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._event = asyncio.Event()
-        # What the grader committed (as a ``SubmissionOut``), when it passed it along.
+        # What the grader committed (a ``SubmissionOut``), when it passed it along.
         self.result: Any = None
 
-    def _set(self, result: Any) -> None:
-        self.result = result
+    def set(self, result: Any = None) -> None:
+        if result is not None:
+            self.result = result
         self._loop.call_soon_threadsafe(self._event.set)
 
     async def wait(self, timeout: float) -> None:
-        """Until the notice arrives or ``timeout`` seconds pass, whichever is first."""
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._event.wait(), timeout)
-
-
-class Completions:
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._waiting: dict[str, list[Notice]] = {}
-
-    @contextlib.contextmanager
-    def watch(self, submission_id: str) -> Iterator[Notice]:
-        """Register before reading the database, so a result stored in between is not missed."""
-        notice = Notice()
-        with self._lock:
-            self._waiting.setdefault(submission_id, []).append(notice)
-        try:
-            yield notice
-        finally:
-            with self._lock:
-                notices = self._waiting.get(submission_id, [])
-                if notice in notices:
-                    notices.remove(notice)
-                if not notices:
-                    self._waiting.pop(submission_id, None)
-
-    def watched(self, submission_id: str) -> bool:
-        """Whether a request of this process waits for ``submission_id`` (then its result is
-        worth building for ``finished``)."""
-        with self._lock:
-            return submission_id in self._waiting
-
-    def finished(self, submission_id: str, result: Any = None) -> None:
-        """Called from any thread once the result is committed; ``result``: the row as
-        committed (a ``SubmissionOut``), which waiters may answer with instead of reading it
-        back."""
-        with self._lock:
-            notices = list(self._waiting.get(submission_id, []))
-        for notice in notices:
-            with contextlib.suppress(RuntimeError):  # its event loop has closed
-                notice._set(result)
-
-
-COMPLETIONS = Completions()
-
-
-class Signal:
-    """Wakes one event stream, as often as its submission's events are committed here."""
-
-    def __init__(self) -> None:
-        self._loop = asyncio.get_running_loop()
-        self._event = asyncio.Event()
-
-    def _set(self) -> None:
-        self._loop.call_soon_threadsafe(self._event.set)
-
-    async def wait(self, timeout: float) -> None:
-        """Until events were committed since the last wait, or ``timeout`` seconds pass."""
+        """Until woken since the last wait, or ``timeout`` seconds pass, whichever is first."""
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._event.wait(), timeout)
         self._event.clear()
 
 
-class Activity:
+class Watchers:
+    """This process's requests waiting on submissions, by submission id."""
+
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._streams: dict[str, list[Signal]] = {}
+        self._waiting: dict[str, list[Wakeup]] = {}
 
     @contextlib.contextmanager
-    def watch(self, submission_id: str) -> Iterator[Signal]:
-        """Register before reading the database, so events committed in between are not missed."""
-        signal = Signal()
+    def watch(self, submission_id: str) -> Iterator[Wakeup]:
+        """Register before reading the database, so what is committed in between is not
+        missed."""
+        wakeup = Wakeup()
         with self._lock:
-            self._streams.setdefault(submission_id, []).append(signal)
+            self._waiting.setdefault(submission_id, []).append(wakeup)
         try:
-            yield signal
+            yield wakeup
         finally:
             with self._lock:
-                signals = self._streams.get(submission_id, [])
-                if signal in signals:
-                    signals.remove(signal)
-                if not signals:
-                    self._streams.pop(submission_id, None)
+                wakeups = self._waiting.get(submission_id, [])
+                if wakeup in wakeups:
+                    wakeups.remove(wakeup)
+                if not wakeups:
+                    self._waiting.pop(submission_id, None)
 
-    def committed(self, submission_ids: Iterable[str]) -> None:
-        """Called from any thread once events of these submissions are committed."""
+    def watched(self, submission_id: str) -> bool:
+        """Whether a request of this process waits on ``submission_id`` (e.g. so that a result
+        is worth building for ``wake``)."""
         with self._lock:
-            signals = [s for sid in submission_ids for s in self._streams.get(sid, [])]
-        for signal in signals:
+            return submission_id in self._waiting
+
+    def wake(self, submission_ids: Iterable[str], result: Any = None) -> None:
+        """Called from any thread once something is committed for these submissions."""
+        with self._lock:
+            wakeups = [w for sid in submission_ids for w in self._waiting.get(sid, [])]
+        for wakeup in wakeups:
             with contextlib.suppress(RuntimeError):  # its event loop has closed
-                signal._set()
+                wakeup.set(result)
 
 
-ACTIVITY = Activity()
+# ``?wait`` requests, woken once a submission's result is stored; a grader of this process passes
+# the row it committed (a ``SubmissionOut``) along, so they need not read it back.
+COMPLETIONS = Watchers()
+# Event streams, woken whenever a submission's events are committed.
+ACTIVITY = Watchers()
 
 
 def announce_event_commits(
@@ -141,7 +100,7 @@ def announce_event_commits(
     def _after_commit(session: Session) -> None:
         written = session.info.pop(EVENTS_WRITTEN, None)
         if written:
-            ACTIVITY.committed(written)
+            ACTIVITY.wake(written)
             if publish is not None:
                 publish(written)
 

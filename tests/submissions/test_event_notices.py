@@ -79,7 +79,7 @@ def test_malformed_notices_are_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
 
     listener = Listener("redis://127.0.0.1:1/0")  # never started: messages are handed in
     finished: list[str] = []
-    monkeypatch.setattr(COMPLETIONS, "finished", lambda sid, result=None: finished.append(sid))
+    monkeypatch.setattr(COMPLETIONS, "wake", lambda ids, result=None: finished.extend(ids))
     for bad in (
         "not bytes",
         b"not json",
