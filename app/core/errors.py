@@ -21,6 +21,28 @@ class ErrorResponse(BaseModel):
     error: ErrorBody
 
 
+# What routes behind an instructor token answer besides their own errors.
+AUTH_ERRORS = {401: "No bearer token", 403: "Token unknown or revoked"}
+
+
+def error_responses(
+    codes: dict[int, str], retry_after: tuple[int, ...] = ()
+) -> dict[int | str, dict[str, Any]]:
+    """A route's OpenAPI ``responses`` for statuses answered with the JSON error shape; those in
+    ``retry_after`` also carry a ``Retry-After`` header."""
+    out: dict[int | str, dict[str, Any]] = {}
+    for code, text in codes.items():
+        out[code] = {"model": ErrorResponse, "description": text}
+        if code in retry_after:
+            out[code]["headers"] = {
+                "Retry-After": {
+                    "description": "Seconds to wait before retrying",
+                    "schema": {"type": "integer"},
+                }
+            }
+    return out
+
+
 class ApiError(Exception):
     def __init__(
         self,

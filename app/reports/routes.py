@@ -7,29 +7,21 @@ a class is doing.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Query
 from starlette.concurrency import run_in_threadpool
 
 from app.auth.deps import Instructor, SessionsDep
 from app.core.deps import ProblemDep
-from app.core.errors import ApiError, ErrorResponse
+from app.core.errors import AUTH_ERRORS, ApiError, error_responses
 from app.reports.diagnosability import DiagnosabilityReport, cached_report
 from app.reports.stats import ProblemStats, problem_stats
 from app.testcases.current import grading_set
 
 router = APIRouter(prefix="/api/problems/{problem_id}", tags=["instructors"])
 
-_ERRORS: dict[int | str, dict[str, Any]] = {
-    c: {"model": ErrorResponse, "description": t}
-    for c, t in {
-        401: "No bearer token",
-        403: "Token unknown or revoked",
-        404: "Unknown problem",
-        422: "Invalid query",
-    }.items()
-}
+_ERRORS = error_responses({**AUTH_ERRORS, 404: "Unknown problem", 422: "Invalid query"})
 
 
 @router.get("/diagnosability", response_model=DiagnosabilityReport, responses=_ERRORS)

@@ -6,7 +6,7 @@ import json
 import time
 import uuid
 from collections.abc import AsyncIterator
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from fastapi.responses import StreamingResponse
@@ -16,7 +16,7 @@ from starlette.concurrency import run_in_threadpool
 from app.auth.deps import OptionalPrincipal
 from app.auth.tokens import Principal
 from app.core.deps import ProblemDep
-from app.core.errors import ApiError, ErrorResponse
+from app.core.errors import ApiError, error_responses
 from app.submissions.repository import SubmissionRepository
 from app.submissions.schemas import SubmissionCreate, SubmissionOut, submission_out
 from app.submissions.service import SubmissionService
@@ -37,18 +37,18 @@ def get_service(request: Request) -> SubmissionService:
 
 ServiceDep = Annotated[SubmissionService, Depends(get_service)]
 
-_ERRORS: dict[int | str, dict[str, Any]] = {
-    code: {"model": ErrorResponse, "description": text}
-    for code, text in {
+_ERRORS = error_responses(
+    {
         400: "Body is not UTF-8 or not JSON",
         404: "Unknown problem",
         409: "Idempotency-Key reused with a different body",
         413: "Code over the size limit",
         422: "Invalid body (empty code, unknown field...)",
-        429: "Rate limited (Retry-After)",
-        503: "Queue full (Retry-After)",
-    }.items()
-}
+        429: "Rate limited",
+        503: "Queue full",
+    },
+    retry_after=(429, 503),
+)
 
 
 def client_of(request: Request, principal: Principal | None) -> str:
@@ -177,7 +177,7 @@ async def _wait_done(
 @router.get(
     "/api/submissions/{submission_id}",
     response_model=SubmissionOut,
-    responses={404: {"model": ErrorResponse, "description": "Unknown submission"}},
+    responses=error_responses({404: "Unknown submission"}),
 )
 async def get_submission(submission_id: str, service: ServiceDep) -> SubmissionOut:
     submission = await run_in_threadpool(service.get, submission_id)
@@ -201,7 +201,7 @@ def _not_found(submission_id: str) -> ApiError:
             "description": "Events `status` (queued, running, done), `phase` (a grading phase "
             "finished, with its seconds), then `result` (the submission, as GET returns it).",
         },
-        404: {"model": ErrorResponse, "description": "Unknown submission"},
+        **error_responses({404: "Unknown submission"}),
     },
 )
 async def submission_events(

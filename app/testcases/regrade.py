@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import logging
 from enum import Enum
-from typing import Any
 
 from fastapi import APIRouter, Request, Response
 from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
 
 from app.auth.deps import Instructor
-from app.core.errors import ApiError, ErrorResponse
+from app.core.errors import AUTH_ERRORS, ApiError, error_responses
 from app.submissions.repository import DONE, SubmissionRepository
 from app.submissions.service import SubmissionService, queue_full
 
@@ -54,25 +53,15 @@ def _requeue(service: SubmissionService, submission_id: str) -> tuple[Requeue, i
         return (Requeue.QUEUE_FULL if existing.status == DONE else Requeue.NOT_DONE), 0
 
 
-_RESPONSES: dict[int | str, dict[str, Any]] = {
-    c: {"model": ErrorResponse, "description": t}
-    for c, t in {
-        401: "No bearer token",
-        403: "Token unknown or revoked",
+_RESPONSES = error_responses(
+    {
+        **AUTH_ERRORS,
         404: "Unknown submission",
         409: "Still queued or running",
-    }.items()
-}
-_RESPONSES[503] = {
-    "model": ErrorResponse,
-    "description": "Queue full: GRADER_QUEUE_MAX submissions are queued or running",
-    "headers": {
-        "Retry-After": {
-            "description": "Seconds to wait before retrying",
-            "schema": {"type": "integer"},
-        }
+        503: "Queue full: GRADER_QUEUE_MAX submissions are queued or running",
     },
-}
+    retry_after=(503,),
+)
 
 
 @router.post(

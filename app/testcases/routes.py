@@ -17,7 +17,7 @@ from starlette.datastructures import UploadFile
 
 from app.auth.deps import Instructor, OptionalPrincipal, SessionsDep
 from app.core.deps import ProblemDep, SettingsDep
-from app.core.errors import ApiError, ErrorResponse
+from app.core.errors import AUTH_ERRORS, ApiError, error_responses
 from app.problems.cases import CaseError, Inputs, TestCase, bind_dims, expected_shape
 from app.problems.loader import Problem
 from app.testcases.codec import from_npy, from_npz, read_upload
@@ -45,13 +45,6 @@ def get_case_service(settings: SettingsDep, sessions: SessionsDep) -> CaseServic
 
 ServiceDep = Annotated[CaseService, Depends(get_case_service)]
 CaseId = Annotated[int, Path(ge=1, le=2**62)]
-
-
-def _errors(codes: dict[int, str]) -> dict[int | str, dict[str, Any]]:
-    return {c: {"model": ErrorResponse, "description": t} for c, t in codes.items()}
-
-
-_AUTH = {401: "No bearer token", 403: "Token unknown or revoked"}
 
 
 def invalid(exc: CaseError) -> ApiError:
@@ -227,9 +220,9 @@ _REQUEST_BODY = {
     status_code=201,
     response_model=CaseCreated,
     openapi_extra=_REQUEST_BODY,
-    responses=_errors(
+    responses=error_responses(
         {
-            **_AUTH,
+            **AUTH_ERRORS,
             400: "Body is not JSON / not multipart",
             404: "Unknown problem",
             409: "Name taken (stored, built-in or probe)",
@@ -279,7 +272,7 @@ async def add_case(
 @router.get(
     "",
     response_model=CaseList,
-    responses=_errors({**_AUTH, 404: "Unknown problem"}),
+    responses=error_responses({**AUTH_ERRORS, 404: "Unknown problem"}),
 )
 async def list_cases(
     principal: OptionalPrincipal, problem: ProblemDep, service: ServiceDep
@@ -297,7 +290,9 @@ async def list_cases(
 @router.get(
     "/{case_id}",
     response_model=CaseDetail,
-    responses=_errors({**_AUTH, 404: "Unknown problem or case (or hidden, for a student)"}),
+    responses=error_responses(
+        {**AUTH_ERRORS, 404: "Unknown problem or case (or hidden, for a student)"}
+    ),
 )
 async def get_case(
     principal: OptionalPrincipal, problem: ProblemDep, case_id: CaseId, service: ServiceDep
@@ -318,7 +313,7 @@ async def get_case(
 @router.delete(
     "/{case_id}",
     response_model=CaseDeleted,
-    responses=_errors({**_AUTH, 404: "Unknown problem or case"}),
+    responses=error_responses({**AUTH_ERRORS, 404: "Unknown problem or case"}),
 )
 async def delete_case(
     instructor: Instructor, problem: ProblemDep, case_id: CaseId, service: ServiceDep

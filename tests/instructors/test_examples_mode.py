@@ -18,7 +18,7 @@ from tests.instructors.conftest import (
     case_inputs,
 )
 from tests.instructors.test_regrade import BATCH_FIVE_BUG
-from tests.instructors.test_versioning import wait_done
+from tests.support.api import wait_done
 
 
 def graded(api: TestClient, code: str, mode: str) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from tests.instructors.conftest import (
     case_inputs,
     error_of,
 )
-from tests.instructors.test_versioning import wait_done
+from tests.support.api import wait_done
 from tests.support.codes import CORRECT, TIMEOUT
 
 # Right on every built-in case (none has a batch of 5), wrong on a batch of 5.

@@ -5,9 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
@@ -16,17 +14,8 @@ from sqlalchemy import create_engine, text
 from app.core.config import REPO_ROOT
 from tests.instructors.conftest import as_json, case_inputs
 from tests.instructors.test_regrade import BATCH_FIVE_BUG
+from tests.support.api import wait_done
 from tests.support.services import AppProcess, PostgresCluster, celery_env, redis_server, serve
-
-
-def _wait_done(base: str, submission_id: str, timeout: float = 120) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        body: dict[str, Any] = httpx.get(f"{base}/api/submissions/{submission_id}").json()
-        if body["status"] == "done":
-            return body
-        time.sleep(0.1)
-    raise AssertionError(f"{submission_id} not done after {timeout}s")
 
 
 @pytest.mark.slow
@@ -58,7 +47,7 @@ def test_regrade_goes_through_celery_workers(postgres: PostgresCluster, tmp_path
         try:
             problem = f"{base}/api/problems/multi-head-attention"
             submitted = httpx.post(f"{problem}/submissions", json={"code": BATCH_FIVE_BUG})
-            first = _wait_done(base, submitted.json()["id"])
+            first = wait_done(base, submitted.json()["id"])
             assert first["verdict"] == "accepted" and first["test_set_version"] == 1
 
             case = {"name": "batch-5", "inputs": as_json(case_inputs(seed=11, batch=5))}
@@ -66,7 +55,7 @@ def test_regrade_goes_through_celery_workers(postgres: PostgresCluster, tmp_path
             assert added.status_code == 201, added.text
             regrade = httpx.post(f"{base}/api/submissions/{first['id']}/regrade", headers=headers)
             assert regrade.status_code == 202, regrade.text
-            second = _wait_done(base, first["id"])
+            second = wait_done(base, first["id"])
             assert second["verdict"] == "wrong_answer" and second["test_set_version"] == 2
         except BaseException:
             print(server.log(), worker.log())

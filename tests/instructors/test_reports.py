@@ -26,7 +26,7 @@ from tests.instructors.conftest import (
     error_of,
     make_settings,
 )
-from tests.instructors.test_versioning import wait_done
+from tests.support.api import wait_done
 from tests.support.codes import CORRECT, WRONG
 
 DIAG = f"/api/problems/{PROBLEM}/diagnosability"

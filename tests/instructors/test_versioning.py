@@ -4,9 +4,7 @@ and any past version's set can be rebuilt exactly. On SQLite and PostgreSQL."""
 from __future__ import annotations
 
 import threading
-import time
 from pathlib import Path
-from typing import Any
 
 from fastapi.testclient import TestClient
 
@@ -25,17 +23,8 @@ from tests.instructors.conftest import (
     case_inputs,
     make_settings,
 )
+from tests.support.api import wait_done
 from tests.support.codes import CORRECT
-
-
-def wait_done(api: TestClient, submission_id: str, timeout: float = 90) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        body: dict[str, Any] = api.get(f"/api/submissions/{submission_id}").json()
-        if body["status"] == "done":
-            return body
-        time.sleep(0.05)
-    raise AssertionError(f"submission {submission_id} not done after {timeout}s")
 
 
 def version_of(api: TestClient, headers: dict[str, str]) -> int:

@@ -10,19 +10,10 @@ import pytest
 from fastapi.testclient import TestClient
 
 from tests.submissions.conftest import MakeClient
+from tests.support.api import wait_done
 from tests.support.codes import CORRECT, TIMEOUT, WRONG
 
 URL = "/api/problems/multi-head-attention/submissions"
-
-
-def poll_done(api: TestClient, submission_id: str, timeout: float = 60) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        body: dict[str, Any] = api.get(f"/api/submissions/{submission_id}").json()
-        if body["status"] == "done":
-            return body
-        time.sleep(0.05)
-    raise AssertionError(f"submission {submission_id} not done after {timeout}s")
 
 
 def error_of(response: Any) -> dict[str, Any]:
@@ -37,7 +28,7 @@ def test_submit_returns_202_then_the_result_by_polling(api: TestClient):
     body = response.json()
     assert body["status"] in ("queued", "running")
     assert response.headers["location"] == f"/api/submissions/{body['id']}"
-    done = poll_done(api, body["id"])
+    done = wait_done(api, body["id"])
     assert done["verdict"] == "accepted"
     assert done["score"] == 1.0
     assert done["problem_id"] == "multi-head-attention"
@@ -64,7 +55,7 @@ def test_wait_gives_up_with_202_when_grading_takes_longer(api: TestClient):
     response = api.post(URL, params={"wait": 0.2}, json={"code": TIMEOUT})
     assert response.status_code == 202
     assert response.json()["status"] in ("queued", "running")
-    assert poll_done(api, response.json()["id"])["verdict"] == "time_limit_exceeded"
+    assert wait_done(api, response.json()["id"])["verdict"] == "time_limit_exceeded"
 
 
 def test_examples_mode_grades_public_cases_only(api: TestClient):
@@ -188,7 +179,7 @@ def test_full_queue_answers_503_with_retry_after(make_client: MakeClient):
     assert response.status_code == 503
     assert error_of(response)["code"] == "queue_full"
     assert int(response.headers["retry-after"]) >= 1
-    poll_done(api, first.json()["id"])
+    wait_done(api, first.json()["id"])
     assert api.post(URL, json={"code": CORRECT}).status_code == 202
 
 
@@ -255,7 +246,7 @@ def test_a_failing_grader_is_retried_then_reported_as_internal_error(make_client
         sandbox="docker", docker_url="unix:///nonexistent/docker.sock", max_attempts=2
     )
     submission_id = api.post(URL, json={"code": CORRECT}).json()["id"]
-    done = poll_done(api, submission_id)
+    done = wait_done(api, submission_id)
     assert done["verdict"] == "internal_error"
     assert done["attempts"] == 2
     assert done["error"].startswith("the grader failed")

@@ -9,6 +9,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.support.api import wait_done
 from tests.support.codes import CORRECT, WRONG
 from tests.support.services import (
     AppProcess,
@@ -16,7 +17,6 @@ from tests.support.services import (
     celery_env,
     redis_server,
     serve,
-    wait_for,
 )
 
 # The safety poll (max(GRADER_POLL_SECONDS, 5 s)) is then 10 s: only a notice answers sooner.
@@ -39,12 +39,7 @@ def test_a_worker_s_commits_wake_the_api_s_waiters_and_streams(
         try:
             # Warm-up: the worker process starts (imports, sandbox) before it takes jobs.
             first = httpx.post(url, json={"code": CORRECT}).json()["id"]
-
-            def done(submission_id: str) -> bool:
-                body = httpx.get(f"{base}/api/submissions/{submission_id}").json()
-                return bool(body["status"] == "done")
-
-            wait_for(lambda: done(first), 120, "the worker to grade a first submission", 0.2)
+            wait_done(base, first, timeout=120)
 
             start = time.monotonic()
             answer = httpx.post(f"{url}?wait=30", json={"code": CORRECT}, timeout=60)

@@ -1,0 +1,22 @@
+"""Client-side helpers shared by the API tests (a ``TestClient`` is an ``httpx.Client`` too)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import httpx
+
+
+def wait_done(api: httpx.Client | str, submission_id: str, timeout: float = 90) -> dict[str, Any]:
+    """Poll ``GET /api/submissions/{id}`` until it is done; its body. ``api``: a client (a
+    ``TestClient``) or the base URL of a running server."""
+    path = f"/api/submissions/{submission_id}"
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        response = httpx.get(api + path) if isinstance(api, str) else api.get(path)
+        body: dict[str, Any] = response.json()
+        if body["status"] == "done":
+            return body
+        time.sleep(0.05)
+    raise AssertionError(f"submission {submission_id} not done after {timeout}s")
