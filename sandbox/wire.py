@@ -97,6 +97,31 @@ def _section(cases: Sequence[CaseArgs], names: Sequence[str]) -> tuple[list[Any]
     return specs, buf
 
 
+# How the runner's last frame starts (``write_json`` writes compact JSON, ``type`` first).
+END_FRAME = b'{"type":"end"'
+
+
+class EndFrameScanner:
+    """Finds the runner's ``end`` frame, its last, in the result stream as it arrives, so the
+    host can end the run then instead of waiting for the sandbox to be torn down (only frame
+    headers are read here; ``parse_stream`` validates the whole stream)."""
+
+    def __init__(self) -> None:
+        self.pos = 0
+        self.ended = False
+
+    def scan(self, data: bytearray) -> None:
+        while len(data) - self.pos >= FRAME_HEADER.size:
+            kind, length = FRAME_HEADER.unpack_from(data, self.pos)
+            end = self.pos + FRAME_HEADER.size + length
+            if len(data) < end:
+                return
+            start = self.pos + FRAME_HEADER.size
+            if kind == JSON_KIND and data.startswith(END_FRAME, start):
+                self.ended = True
+            self.pos = end
+
+
 def stream_cap(request: RunRequest) -> int:
     """Most bytes a well-behaved runner can write: outputs, captured text, per-case headers."""
     limits = request.limits

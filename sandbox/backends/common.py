@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import resource
-import selectors
+import select
 import signal
 import subprocess
 import threading
@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from sandbox.protocol import Limits, RunRequest, RunResult
-from sandbox.wire import OUTPUT_KILL_FACTOR, ParsedStream, parse_stream
+from sandbox.wire import OUTPUT_KILL_FACTOR, EndFrameScanner, ParsedStream, parse_stream
 
 SANDBOX_STDERR_CAP = 16 * 1024
 # Extra tasks beyond Limits.max_processes: launcher, its init, the supervisor.
@@ -144,10 +144,8 @@ def collect(
     start: float | None = None,
     oom_fd: int | None = None,
 ) -> RawRun:
-    """Send ``job`` to a launched sandbox, read its result stream up to ``stream_cap`` bytes,
-    and kill the whole process group once the wall clock (from ``start``, default now) runs out,
-    or as soon as ``oom_fd`` (the run cgroup's ``oom_watch``) reports that its memory ran out.
-    """
+    """Send ``job`` to a launched sandbox, read its streams (``read_streams``: the wall clock
+    runs from ``start``, default now), then kill the whole process group."""
     proc = launched.proc
     if start is None:
         start = time.monotonic()
@@ -161,43 +159,16 @@ def collect(
     writer = threading.Thread(target=_feed, args=(proc, job), daemon=True)
     writer.start()
     assert proc.stdout is not None and proc.stderr is not None
-    out = bytearray()
-    err = bytearray()
-    timed_out = overflow = oom = False
     deadline = start + wall_seconds
-    with selectors.DefaultSelector() as sel:
-        sel.register(proc.stdout, selectors.EVENT_READ, out)
-        sel.register(proc.stderr, selectors.EVENT_READ, err)
-        if oom_fd is not None:
-            sel.register(oom_fd, selectors.EVENT_READ, None)
-        while len(sel.get_map()) > (oom_fd is not None):
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                timed_out = True
-                break
-            for key, _ in sel.select(remaining):
-                if key.data is None:
-                    oom = True  # out of memory: what it does from now on is not graded
-                    break
-                chunk = os.read(key.fd, 1 << 16)
-                if not chunk:
-                    sel.unregister(key.fileobj)
-                    continue
-                buf: bytearray = key.data
-                if buf is out:
-                    out += chunk
-                    if len(out) > stream_cap:
-                        overflow = True
-                elif len(err) < SANDBOX_STDERR_CAP:
-                    err += chunk[: SANDBOX_STDERR_CAP - len(err)]
-            if overflow or oom:
-                break
-    if timed_out or overflow or oom:
+    streams = read_streams(
+        proc.stdout.fileno(), proc.stderr.fileno(), deadline=deadline, cap=stream_cap, oom_fd=oom_fd
+    )
+    if streams.timed_out or streams.overflow or streams.oom:
         kill()
     try:
         returncode: int | None = proc.wait(timeout=max(0.0, deadline - time.monotonic()) + 1.0)
     except subprocess.TimeoutExpired:
-        timed_out = True
+        streams.timed_out = True
         kill()
         returncode = proc.wait()
     # The launcher is gone; anything it left behind (there should be nothing) goes too.
@@ -205,15 +176,70 @@ def collect(
     proc.stdout.close()
     proc.stderr.close()
     writer.join(timeout=1.0)
-    return RawRun(
-        stdout=bytes(out[:stream_cap]),
-        stderr=bytes(err),
-        returncode=returncode,
-        wall_seconds=time.monotonic() - start,
-        timed_out=timed_out,
-        stream_overflow=overflow,
-        oom_killed=oom,
-    )
+    return streams.raw(returncode=returncode, wall_seconds=time.monotonic() - start)
+
+
+@dataclass
+class Streams:
+    """What ``read_streams`` read, and why it stopped."""
+
+    out: bytes  # the runner's result stream, at most ``cap`` bytes
+    err: bytes  # the sandbox's own stderr, at most SANDBOX_STDERR_CAP bytes
+    timed_out: bool = False
+    overflow: bool = False  # the result stream passed ``cap``
+    oom: bool = False  # the run's cgroup ran out of memory
+
+    def raw(self, returncode: int | None, wall_seconds: float) -> RawRun:
+        return RawRun(
+            stdout=self.out,
+            stderr=self.err,
+            returncode=returncode,
+            wall_seconds=wall_seconds,
+            timed_out=self.timed_out,
+            stream_overflow=self.overflow,
+            oom_killed=self.oom,
+        )
+
+
+def read_streams(
+    out_fd: int, err_fd: int, *, deadline: float, cap: int, oom_fd: int | None = None
+) -> Streams:
+    """Read a run's result stream (``out_fd``) and its sandbox's stderr until the runner's last
+    frame has arrived or both are closed, or until the wall clock's ``deadline``, more than
+    ``cap`` result bytes, or a notice on ``oom_fd`` (the run cgroup's ``oom_watch``): from then
+    on nothing the run does is graded. The caller ends the run."""
+    out = bytearray()
+    err = bytearray()
+    streams = Streams(b"", b"")
+    frames = EndFrameScanner()
+    open_fds = {out_fd, err_fd}
+    poller = select.poll()
+    for fd in (*open_fds, *([oom_fd] if oom_fd is not None else [])):
+        poller.register(fd, select.POLLIN)
+    while open_fds and not frames.ended and not streams.oom and not streams.overflow:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            streams.timed_out = True
+            break
+        for fd, _ in poller.poll(remaining * 1000):
+            if fd == oom_fd:
+                streams.oom = True
+                break
+            try:
+                chunk = os.read(fd, 1 << 16)
+            except ConnectionResetError:  # it died with its job unread: as good as closed
+                chunk = b""
+            if not chunk:
+                poller.unregister(fd)
+                open_fds.discard(fd)
+            elif fd == out_fd:
+                out += chunk
+                streams.overflow = len(out) > cap
+                frames.scan(out)
+            elif len(err) < SANDBOX_STDERR_CAP:
+                err += chunk[: SANDBOX_STDERR_CAP - len(err)]
+    streams.out, streams.err = bytes(out[:cap]), bytes(err)
+    return streams
 
 
 def _feed(proc: subprocess.Popen[bytes], job: bytes) -> None:

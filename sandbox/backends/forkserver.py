@@ -44,9 +44,8 @@ from pathlib import Path
 from sandbox import seccomp
 from sandbox.backends import cgroup
 from sandbox.backends.bwrap import RUNNER_INSIDE, SITE, BwrapSandbox
-from sandbox.backends.common import SANDBOX_STDERR_CAP, RawRun, interpret, rlimits
+from sandbox.backends.common import RawRun, interpret, read_streams, rlimits
 from sandbox.protocol import Limits, RunRequest, RunResult
-from sandbox.runner import FRAME_HEADER, JSON_KIND
 from sandbox.wire import encode_job, stream_cap
 
 log = logging.getLogger(__name__)
@@ -69,7 +68,6 @@ RETRY_SECONDS = 30.0
 RUN_TASKS = 2
 CGROUP_OVERHEAD_MB = 64
 UCRED = struct.Struct("iII")
-END_FRAME = b'{"type":"end"'  # how the runner's last frame starts (see runner.py)
 GO = struct.Struct(">cI")  # the go-ahead's header (see zygote.py)
 DEFAULT_SPARES = 2
 
@@ -546,26 +544,6 @@ def _ended(raw: RawRun) -> bool:
     return raw.timed_out or raw.stream_overflow or b'"type":"end"' in raw.stdout
 
 
-class _FrameScanner:
-    """Finds the runner's ``end`` frame, its last, in the result stream as it arrives (only
-    frame headers are read here; ``interpret`` validates the whole stream)."""
-
-    def __init__(self) -> None:
-        self.pos = 0
-        self.ended = False
-
-    def scan(self, data: bytearray) -> None:
-        while len(data) - self.pos >= FRAME_HEADER.size:
-            kind, length = FRAME_HEADER.unpack_from(data, self.pos)
-            end = self.pos + FRAME_HEADER.size + length
-            if len(data) < end:
-                return
-            start = self.pos + FRAME_HEADER.size
-            if kind == JSON_KIND and data.startswith(END_FRAME, start):
-                self.ended = True
-            self.pos = end
-
-
 def _collect(run: _Primed, job: bytes, request: RunRequest) -> RawRun:
     """Send the go-ahead and the job, read the result stream within the wall clock."""
     start = time.monotonic()
@@ -579,43 +557,13 @@ def _collect(run: _Primed, job: bytes, request: RunRequest) -> RawRun:
 
     writer = threading.Thread(target=feed, daemon=True)
     writer.start()
-    out = bytearray()
-    err = bytearray()
-    timed_out = overflow = False
-    deadline = start + request.limits.wall_seconds
-    fd = sock.fileno()
-    open_fds = {fd, err_r}
-    poller = select.poll()
-    for f in open_fds:
-        poller.register(f, select.POLLIN)
-    if run.oom_fd is not None:
-        poller.register(run.oom_fd, select.POLLIN)
-    frames = _FrameScanner()
-    oom = False
-    while open_fds and not frames.ended and not oom:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            timed_out = True
-            break
-        for f, _ in poller.poll(remaining * 1000):
-            if f == run.oom_fd:
-                oom = True  # ran out of memory: what it does from now on is not graded
-                break
-            try:
-                chunk = os.read(f, 1 << 16)
-            except ConnectionResetError:  # it died with our job unread: as good as closed
-                chunk = b""
-            if not chunk:
-                poller.unregister(f)
-                open_fds.discard(f)
-            elif f == fd:
-                out += chunk
-                overflow = len(out) > cap
-                frames.scan(out)
-            elif len(err) < SANDBOX_STDERR_CAP:
-                err += chunk[: SANDBOX_STDERR_CAP - len(err)]
-        if overflow:
-            break
+    streams = read_streams(
+        sock.fileno(),
+        err_r,
+        deadline=start + request.limits.wall_seconds,
+        cap=cap,
+        oom_fd=run.oom_fd,
+    )
     # The supervisor wrote its last frame, closed its stream or ran out of time: end its whole
     # namespace (not waiting for its exit saves the namespace teardown, ~2 ms).
     _kill_pidfd(pidfd)
@@ -623,15 +571,7 @@ def _collect(run: _Primed, job: bytes, request: RunRequest) -> RawRun:
         cg.kill_all()
     _wait_pidfd(pidfd, 1.0)
     writer.join(timeout=1.0)
-    return RawRun(
-        stdout=bytes(out[:cap]),
-        stderr=bytes(err),
-        returncode=None,
-        wall_seconds=time.monotonic() - start,
-        timed_out=timed_out,
-        stream_overflow=overflow,
-        oom_killed=oom,
-    )
+    return streams.raw(returncode=None, wall_seconds=time.monotonic() - start)
 
 
 def _close_at_exit(ref: weakref.ref[ForkServerSandbox]) -> None:

@@ -290,8 +290,7 @@ def test_the_runner_s_end_frame_is_recognised() -> None:
     import sys
 
     from sandbox import runner
-    from sandbox.backends.forkserver import _FrameScanner
-    from sandbox.wire import encode_job
+    from sandbox.wire import EndFrameScanner, encode_job
     from tests.sandbox.helpers import make_request
 
     job = encode_job(make_request(IDENTITY))
@@ -302,7 +301,7 @@ def test_the_runner_s_end_frame_is_recognised() -> None:
         timeout=60,
         check=True,
     ).stdout
-    scanner = _FrameScanner()
+    scanner = EndFrameScanner()
     scanner.scan(bytearray(out[:-1]))
     assert not scanner.ended  # not before the whole last frame is there
     scanner.scan(bytearray(out))
