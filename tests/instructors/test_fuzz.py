@@ -3,14 +3,12 @@ generated bodies reach the handlers: no input gets a 5xx."""
 
 from __future__ import annotations
 
-from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 import schemathesis
 from fastapi.testclient import TestClient
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from app.main import create_app
 from tests.instructors.conftest import (
@@ -21,6 +19,7 @@ from tests.instructors.conftest import (
     case_inputs,
     make_settings,
 )
+from tests.support.fuzz import fuzz
 
 EXAMPLES_PER_OPERATION = 30
 
@@ -43,40 +42,24 @@ def test_no_instructor_input_gets_a_server_error(tmp_path: Path) -> None:
             if "instructors" in (result.ok().definition.raw.get("tags") or [])
         ]
         assert len(operations) >= 6, [op.path for op in operations]
-        server_errors: list[str] = []
-        seen: Counter[tuple[str, str, int]] = Counter()
-        for operation in operations:
+
+        def strategies(operation: Any) -> list[Any]:
             names = {p.name for p in operation.iter_parameters() if p.location == "path"}
             fixed = {name: known[name] for name in names if name in known}
-            strategies = [operation.as_strategy(mode) for mode in schemathesis.GenerationMode]
+            found = [operation.as_strategy(mode) for mode in schemathesis.GenerationMode]
             if fixed:
-                strategies += [
+                found += [
                     operation.as_strategy(mode, path_parameters=fixed)
                     for mode in schemathesis.GenerationMode
                 ]
+            return found
 
-            @given(case=st.one_of(strategies))
-            @settings(
-                max_examples=EXAMPLES_PER_OPERATION,
-                deadline=None,
-                suppress_health_check=list(HealthCheck),
-                database=None,
-            )
-            def call(case: schemathesis.Case) -> None:
-                if (
-                    case.method == "DELETE"
-                    and case.path_parameters.get("case_id") == known["case_id"]
-                ):
-                    return  # keep the known case for the other operations
-                response = case.call(headers=headers)
-                seen[(case.method, case.path, response.status_code // 100)] += 1
-                if response.status_code >= 500:
-                    server_errors.append(
-                        f"{case.method} {case.formatted_path} {case.query} {case.body!r:.200}"
-                        f" -> {response.status_code} {response.text[:200]}"
-                    )
+        def call(case: Any) -> Any:
+            if case.method == "DELETE" and case.path_parameters.get("case_id") == known["case_id"]:
+                return None  # keep the known case for the other operations
+            return case.call(headers=headers)
 
-            call()
+        seen, server_errors = fuzz(operations, strategies, call, EXAMPLES_PER_OPERATION)
         assert not server_errors, "\n".join(server_errors)
         post = ("POST", "/api/problems/{problem_id}/test-cases")
         assert seen[(*post, 4)] > 0, seen

@@ -5,19 +5,18 @@ Both valid (positive) and invalid (negative) inputs are generated for every oper
 
 from __future__ import annotations
 
-from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 import schemathesis
 from fastapi.testclient import TestClient
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from app.auth.tokens import create_token
 from app.main import create_app
 from tests.submissions.conftest import grader_settings
 from tests.support.codes import CORRECT
+from tests.support.fuzz import fuzz
 
 EXAMPLES_PER_OPERATION = 25
 
@@ -42,17 +41,16 @@ def test_no_input_gets_a_server_error(tmp_path: Path) -> None:
         schema = schemathesis.openapi.from_asgi("/openapi.json", app)
         operations = [result.ok() for result in schema.get_all_operations()]
         assert any("submissions" in op.path for op in operations)
-        server_errors: list[str] = []
-        seen: Counter[tuple[str, str, int]] = Counter()
-        for operation in operations:
+
+        def strategies(operation: Any) -> list[Any]:
             names = {p.name for p in operation.iter_parameters() if p.location == "path"}
-            strategies = [
+            found = [
                 operation.as_strategy(schemathesis.GenerationMode.POSITIVE),
                 operation.as_strategy(schemathesis.GenerationMode.NEGATIVE),
             ]
             fixed = {name: known[name] for name in names if name in known}
             if fixed:
-                strategies += [
+                found += [
                     operation.as_strategy(mode, path_parameters=fixed, headers=headers)
                     for mode in schemathesis.GenerationMode
                     for headers in (None, auth)
@@ -62,26 +60,12 @@ def test_no_input_gets_a_server_error(tmp_path: Path) -> None:
                 valid = operation.as_strategy(
                     schemathesis.GenerationMode.POSITIVE, path_parameters=fixed, headers=auth
                 )
-                strategies += [valid] * 3
-            strategy = st.one_of(strategies)
+                found += [valid] * 3
+            return found
 
-            @given(case=strategy)
-            @settings(
-                max_examples=EXAMPLES_PER_OPERATION,
-                deadline=None,
-                suppress_health_check=list(HealthCheck),
-                database=None,
-            )
-            def call(case: schemathesis.Case) -> None:
-                response = case.call()
-                seen[(case.method, case.path, response.status_code // 100)] += 1
-                if response.status_code >= 500:
-                    server_errors.append(
-                        f"{case.method} {case.formatted_path} {case.query} {case.body!r:.200}"
-                        f" -> {response.status_code} {response.text[:200]}"
-                    )
-
-            call()
+        seen, server_errors = fuzz(
+            operations, strategies, lambda case: case.call(), EXAMPLES_PER_OPERATION
+        )
         assert not server_errors, "\n".join(server_errors)
         post = ("POST", "/api/problems/{problem_id}/submissions")
         # The pass reached the handler with accepted and with rejected inputs.
