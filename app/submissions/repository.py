@@ -290,16 +290,17 @@ class SubmissionRepository:
         The cap is a condition of the UPDATE itself (counted like ``admission_counts``): one
         statement, not a read and a later write. As for a new submission, admissions racing at
         the same instant on PostgreSQL (read committed) may each pass the cap by one."""
-        conditions = [Submission.id == submission_id, Submission.status == DONE]
+        row = SUBMISSIONS.c
+        conditions = [row.id == submission_id, row.status == DONE]
         if max_active is not None:
             active = _active_count(SUBMISSIONS.alias("active")).scalar_subquery()
             conditions.append(active < max_active)
         stmt = (
-            update(Submission)
+            update(SUBMISSIONS)
             .where(*conditions)
             .values(
                 status=QUEUED,
-                run=Submission.run + 1,
+                run=row.run + 1,
                 # max_attempts bounds the attempts of one run, so a regrade starts afresh.
                 attempts=0,
                 lease_token=None,
@@ -312,13 +313,13 @@ class SubmissionRepository:
                 started_at=None,
                 finished_at=None,
             )
-            .returning(Submission.id)
-            .execution_options(synchronize_session=False)
+            # The whole row in the same statement, as a claim does: no second read.
+            .returning(*SUBMISSIONS.columns)
         )
-        if self.session.execute(stmt).scalar_one_or_none() is None:
+        requeued = self._connection().execute(stmt).one_or_none()
+        if requeued is None:
             return None
-        submission = self.get(submission_id)
-        assert submission is not None
+        submission = Submission(**requeued._asdict())
         self.add_event(submission_id, "status", {"status": QUEUED, "regrade": submission.run})
         return submission
 
