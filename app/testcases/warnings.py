@@ -1,6 +1,6 @@
 """Warnings for cases that are valid but weak for diagnosis. They never block a case.
 
-Rules (documented in the README's "For instructors" section):
+Rules (documented in docs/instructors.md):
 
 - ``single-head``: ``num_heads == 1``: every way of splitting and merging heads agrees.
 - ``length-one-sequence``: ``n_q == 1`` or ``n_k == 1``: with one key the softmax is 1 whatever
