@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from app.grading import explain
-from app.grading.compare import compare_cases, hidden_traceback, score, verdict
+from app.grading.compare import RUN_SECONDS_STEP, compare_cases, rounded, score, verdict
 from app.grading.diagnose import diagnose
 from app.grading.faulttable import fault_table
 from app.grading.schemas import CaseReport, Diagnosis, GradeReport
@@ -24,15 +24,17 @@ def build_request(problem: Problem, code: str, cases: Sequence[TestCase]) -> Run
     if clash:
         raise ValueError(f"case names {clash} are also probe names")
     spec = problem.spec
+    # Every public case (the folder's examples and instructors' stored ones) before any hidden
+    # one: what a public case prints is shown, so none may run once hidden inputs were seen.
+    # Then the hidden cases, and the probes last: if the run is cut short, they are what is lost.
+    public = [c for c in cases if c.visibility == "public"]
+    hidden = [c for c in cases if c.visibility != "public"]
     return RunRequest(
         code=code,
         function_name=spec.function_name,
         param_names=[p.name for p in spec.params],
-        # Graded cases first: if the run is cut short, the probes are what is lost.
-        cases=[
-            CaseArgs(name=c.name, args=dict(c.inputs), hidden=c.visibility != "public")
-            for c in cases
-        ]
+        cases=[CaseArgs(name=c.name, args=dict(c.inputs)) for c in public]
+        + [CaseArgs(name=c.name, args=dict(c.inputs), hidden=True) for c in hidden]
         + [CaseArgs(name=p.name, args=dict(p.inputs), hidden=True) for p in probes],
         limits=Limits(
             cpu_seconds=spec.limits.cpu_seconds,
@@ -55,20 +57,17 @@ def grade_submission(
     ``public_only`` to the examples alone (the grader passes the current test set's cases itself,
     stored ones included). The probes always run along.
     ``on_sandbox_done(seconds)`` is told when the sandbox run ends, before grading its outputs,
-    so progress can be shown live."""
+    so progress can be shown live. Every time is rounded to ``RUN_SECONDS_STEP``."""
     start = time.perf_counter()
     if cases is None:
         cases = problem.examples if public_only else problem.examples + problem.hidden
     run = sandbox.run(build_request(problem, code, cases))
     ran = time.perf_counter()
     if on_sandbox_done is not None:
-        on_sandbox_done(ran - start)
+        on_sandbox_done(rounded(ran - start, RUN_SECONDS_STEP))
     report = grade_run(problem, cases, run)
-    report.timings = {
-        "sandbox": ran - start,
-        **report.timings,
-        "total": time.perf_counter() - start,
-    }
+    timings = {"sandbox": ran - start, **report.timings, "total": time.perf_counter() - start}
+    report.timings = {k: rounded(v, RUN_SECONDS_STEP) for k, v in timings.items()}
     return report
 
 
@@ -147,8 +146,8 @@ def shown_output(run: RunResult, cases: Sequence[TestCase], stream: str) -> str:
 
 
 def _error_text(run: RunResult, cases: Sequence[TestCase], reports: list[CaseReport]) -> str | None:
-    """The process's own message, else the first raising case's traceback (a hidden case's
-    without its message)."""
+    """The process's own message, else the first raising case's traceback; of a hidden case
+    only that it raised (its traceback is text the submission writes)."""
     if run.status != "ok":
         return run.message or run.status.replace("_", " ")
     outcomes = {o.name: o for o in run.cases}
@@ -157,8 +156,6 @@ def _error_text(run: RunResult, cases: Sequence[TestCase], reports: list[CaseRep
         if report.status != "error" or outcome is None or outcome.error is None:
             continue
         if case.visibility == "hidden":
-            return "In a hidden case:\n" + hidden_traceback(
-                outcome.error.traceback, outcome.error.type
-            )
+            return f"A hidden test {report.message}."
         return outcome.error.traceback or f"{outcome.error.type}: {outcome.error.message}"
     return None
