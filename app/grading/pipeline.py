@@ -36,11 +36,16 @@ def build_request(problem: Problem, code: str, cases: Sequence[TestCase]) -> Run
         cases=[CaseArgs(name=c.name, args=dict(c.inputs)) for c in public]
         + [CaseArgs(name=c.name, args=dict(c.inputs), hidden=True) for c in hidden]
         + [CaseArgs(name=p.name, args=dict(p.inputs), hidden=True) for p in probes],
-        limits=Limits(
-            cpu_seconds=spec.limits.cpu_seconds,
-            wall_seconds=spec.limits.wall_seconds,
-            memory_mb=spec.limits.memory_mb,
-        ),
+        limits=run_limits(problem),
+    )
+
+
+def run_limits(problem: Problem) -> Limits:
+    spec = problem.spec
+    return Limits(
+        cpu_seconds=spec.limits.cpu_seconds,
+        wall_seconds=spec.limits.wall_seconds,
+        memory_mb=spec.limits.memory_mb,
     )
 
 
@@ -106,16 +111,22 @@ def grade_run(problem: Problem, cases: Sequence[TestCase], run: RunResult) -> Gr
                 alternatives = [sorted(a) for a in finding.alternatives]
     done = time.perf_counter()
 
+    hidden = any(c.visibility != "public" for c in cases) or bool(
+        diagnostics and diagnostics.probes
+    )
+    cap = run_limits(problem).output_bytes
+    stdout, stdout_truncated = shown_output(run, cases, "stdout", hidden, cap)
+    stderr, stderr_truncated = shown_output(run, cases, "stderr", hidden, cap)
     return GradeReport(
         verdict=result,
         score=score(cases, reports),
         requirements=requirements,
         diagnoses=found,
         tests=reports,
-        stdout=shown_output(run, cases, "stdout"),
-        stderr=shown_output(run, cases, "stderr"),
-        stdout_truncated=run.stdout_truncated,
-        stderr_truncated=run.stderr_truncated,
+        stdout=stdout,
+        stderr=stderr,
+        stdout_truncated=stdout_truncated,
+        stderr_truncated=stderr_truncated,
         error=_error_text(run, cases, reports),
         timings={"compare": compared - start, "diagnose": done - compared},
         alternatives=alternatives,
@@ -125,24 +136,22 @@ def grade_run(problem: Problem, cases: Sequence[TestCase], run: RunResult) -> Gr
 HIDDEN_OUTPUT_NOTE = "[output printed during hidden tests is not shown]\n"
 
 
-def shown_output(run: RunResult, cases: Sequence[TestCase], stream: str) -> str:
-    """What the student may see of one stream: import-time output and the public examples'
-    output, in order. A hidden case's or a probe's output could carry its inputs, so it is
-    replaced by a one-line note."""
+def shown_output(
+    run: RunResult, cases: Sequence[TestCase], stream: str, hidden: bool, cap: int
+) -> tuple[str, bool]:
+    """What the student may see of one stream, and whether it reached the size cap: the
+    import-time output and the public examples' output, in order (they all run before any hidden
+    case). What a hidden case or a probe printed could carry its inputs, so nothing shown depends
+    on it, not even whether it printed: the note is there whenever hidden cases ran and something
+    is shown, and the cut is judged on the shown text alone."""
     public = {c.name for c in cases if c.visibility == "public"}
     parts = [getattr(run, f"import_{stream}")]
-    withheld = False
-    for outcome in run.cases:
-        text: str = getattr(outcome, stream)
-        if outcome.name in public:
-            parts.append(text)
-        elif text:
-            withheld = True
+    parts += [getattr(o, stream) for o in run.cases if o.name in public]
     shown = "".join(parts)
-    # Printed but attributed to no case (e.g. a run cut short mid-case): not shown either.
-    if withheld or len(shown) < len(getattr(run, stream)):
+    truncated = len(shown.encode()) >= cap
+    if hidden and shown:
         shown += HIDDEN_OUTPUT_NOTE
-    return shown
+    return shown, truncated
 
 
 def _error_text(run: RunResult, cases: Sequence[TestCase], reports: list[CaseReport]) -> str | None:
