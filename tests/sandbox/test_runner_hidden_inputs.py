@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from app.grading.pipeline import HIDDEN_OUTPUT_NOTE, grade_submission
-from app.problems.cases import TestCase
+from app.problems.cases import TestCase as Case
 from app.problems.loader import Problem
 from sandbox.protocol import RunRequest, RunResult, Sandbox
 from tests.sandbox.helpers import FAST, phased_request, visible_text
@@ -368,7 +368,7 @@ def test_public_cases_all_run_before_the_first_hidden_one(
         for name, value in problem.examples[0].inputs.items()
     }
     stored = problem.with_expected(
-        TestCase(name="instructor-public", inputs=stored_inputs, visibility="public")
+        Case(name="instructor-public", inputs=stored_inputs, visibility="public")
     )
     cases = (*problem.examples, *problem.hidden, stored)
     code = CORRECT.read_text().replace("def multi_head_attention(", "def _solve(") + HOARDER
@@ -381,7 +381,7 @@ def test_public_cases_all_run_before_the_first_hidden_one(
     assert [o.name for o in run.cases[: len(public)]] == [c.name for c in public]
 
     # The instructor's public case ran, and what it printed is shown: the public Qs only.
-    def prefix(case: TestCase) -> str:
+    def prefix(case: Case) -> str:
         q = case.inputs["Q"]
         assert isinstance(q, np.ndarray)
         return q.tobytes()[:8].hex()
