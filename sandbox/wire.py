@@ -218,16 +218,17 @@ def parse_stream(data: bytes, request: RunRequest) -> ParsedStream:
             if isinstance(frame, StartedFrame):
                 parsed.started = True
             elif isinstance(frame, CaseFrame):
-                output = None
+                blob = None
                 if frame.output:
                     blob, pos = _read_blob(data, pos)
                     budget -= len(blob)
                     if budget < 0:
                         parsed.problem = "outputs exceed the result size limit"
                         return parsed
-                    output = load_output(blob)
                 if frame.index >= len(request.cases) or frame.index in seen:
                     raise ValueError(f"unexpected case index {frame.index}")
+                hidden = request.cases[frame.index].hidden
+                output = None if blob is None else _case_output(blob, hidden)
                 seen.add(frame.index)
                 parsed.cases.append(
                     CaseOutcome(
@@ -248,6 +249,17 @@ def parse_stream(data: bytes, request: RunRequest) -> ParsedStream:
             parsed.problem = f"invalid message in the result stream: {str(exc)[:500]}"
             return parsed
     return parsed
+
+
+def _case_output(blob: bytearray, hidden: bool) -> np.ndarray:
+    """A case's output array; why a hidden case's could not be read is not said (the reason
+    could quote the shape it returned)."""
+    try:
+        return load_output(blob)
+    except ValueError:
+        if hidden:
+            raise ValueError("a hidden case's output is unreadable") from None
+        raise
 
 
 def _attribute_output(parsed: ParsedStream, request: RunRequest) -> None:

@@ -325,3 +325,16 @@ def test_truncation_is_reported_from_byte_counts() -> None:
     frame = end(stdout="x" * REQUEST.limits.output_bytes, stdout_bytes=10**6)
     result = interpret(RawRun(stdout=stream(STARTED, CASE, npy(np.ones(3)), frame)), REQUEST, "t")
     assert result.status == "ok" and result.stdout_truncated and not result.stderr_truncated
+
+
+def test_why_a_hidden_case_s_output_is_unreadable_is_not_said() -> None:
+    """np.load's reason can quote the shape the submission returned: a public case's keeps it
+    (for the student's own debugging), a hidden case's does not."""
+    short = npy(np.zeros((2, 4471)))[:-8]  # numpy: "expected 71536 bytes" (2 x 4471 x 8)
+    public = interpret(RawRun(stdout=stream(STARTED, CASE, short, end())), REQUEST, "test")
+    assert public.status == "runtime_error" and "71536" in public.message
+    hidden_request = REQUEST.model_copy(
+        update={"cases": [CaseArgs(name="h", args={"a": np.ones(3), "n": 1}, hidden=True)]}
+    )
+    hidden = interpret(RawRun(stdout=stream(STARTED, CASE, short, end())), hidden_request, "test")
+    assert hidden.status == "runtime_error" and "71536" not in hidden.message
