@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Annotated, Literal, Protocol
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from sandbox.verdicts import Verdict
 
@@ -39,7 +39,8 @@ class CaseArgs(BaseModel):
     name: str
     args: dict[str, ArgValue]
     # Its inputs must never reach what the student sees (a hidden case, a probe): output printed
-    # from this case on is never attributed to an earlier case or to import time.
+    # from this case on is never attributed to an earlier case or to import time, and the
+    # sandbox reports of it only what the host can word itself (no exception text).
     hidden: bool = False
 
 
@@ -49,8 +50,17 @@ class RunRequest(BaseModel):
     code: str
     function_name: str
     param_names: list[str]
+    # Every public case before the first hidden one: what a public case prints is shown, and by
+    # then the process must not have seen a hidden input.
     cases: list[CaseArgs]
     limits: Limits = Limits()
+
+    @model_validator(mode="after")
+    def _public_cases_first(self) -> RunRequest:
+        hidden = [c.hidden for c in self.cases]
+        if hidden != sorted(hidden):
+            raise ValueError("a public case follows a hidden one: public cases must run first")
+        return self
 
 
 class CaseError(BaseModel):
@@ -68,6 +78,8 @@ class CaseOutcome(BaseModel):
     # Set when the call raised, or returned something that is not a numeric ndarray.
     error: CaseError | None = None
     mutated_inputs: list[str] = []
+    # From its inputs being laid to its result arriving, on the supervisor's clock (never the
+    # submission's own).
     seconds: float = 0.0
     # What the submission printed while this case ran (or after it, before the next one).
     # A hidden case's output must never be shown to the student.

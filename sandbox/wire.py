@@ -25,6 +25,7 @@ from sandbox.runner import (
     MAX_JSON_FRAME,
     NUMERIC_KINDS,
     align,
+    inputs_base,
 )
 
 # The worker is killed once stdout or stderr passes this many times the kept cap.
@@ -32,36 +33,31 @@ OUTPUT_KILL_FACTOR = 8
 
 
 def encode_job(request: RunRequest) -> bytes:
-    """The bytes to write on the runner's stdin: the early section (the cases before the first
-    hidden one), then the later section (see the runner's docstring). Nothing of a hidden case,
-    not even its name, is in the early section."""
+    """The bytes to write on the runner's stdin: the header, then one section per case (see the
+    runner's docstring). The header holds nothing of any case but how many there are, how many
+    of them are public and the largest case's size."""
     names = request.param_names
-    first_hidden = next((i for i, c in enumerate(request.cases) if c.hidden), len(request.cases))
-    early_specs, early_inputs = _section(request.cases[:first_hidden], names)
-    later_specs, later_inputs = _section(request.cases[first_hidden:], names)
-    later_json = _json({"cases": later_specs})
+    sections = [_section(case, names) for case in request.cases]
     limits = request.limits
     header = {
-        "version": 2,
+        "version": 3,
         "code": request.code,
         "function_name": request.function_name,
         "param_names": list(names),
-        "cases": early_specs,
-        "input_bytes": len(early_inputs),
-        "later": {
-            "cases": len(later_specs),
-            "spec_bytes": len(later_json),
-            "input_bytes": len(later_inputs),
-        },
+        "cases": len(sections),
+        "public": sum(1 for c in request.cases if not c.hidden),
+        "region_bytes": max(
+            (inputs_base(len(spec)) + len(inputs) for spec, inputs in sections), default=0
+        ),
         "limits": {
             "output_bytes": limits.output_bytes,
             "output_kill_bytes": limits.output_bytes * OUTPUT_KILL_FACTOR,
             "result_bytes": limits.result_bytes,
         },
     }
-    parts = [*_frame(JSON_KIND, _json(header)), *_frame(BLOB_KIND, early_inputs)]
-    if later_specs:
-        parts += [*_frame(JSON_KIND, later_json), *_frame(BLOB_KIND, later_inputs)]
+    parts = [*_frame(JSON_KIND, _json(header))]
+    for spec, inputs in sections:
+        parts += [*_frame(JSON_KIND, spec), *_frame(BLOB_KIND, inputs)]
     return b"".join(parts)
 
 
@@ -69,32 +65,29 @@ def _json(obj: object) -> bytes:
     return json.dumps(obj, separators=(",", ":")).encode()
 
 
-def _section(cases: Sequence[CaseArgs], names: Sequence[str]) -> tuple[list[Any], bytearray]:
-    """Argument specs and the input bytes they point into: each array C-ordered, raw, at an
-    offset aligned to 64."""
-    specs: list[Any] = []
+def _section(case: CaseArgs, names: Sequence[str]) -> tuple[bytes, bytearray]:
+    """One case's arguments' JSON and the input bytes it points into: each array C-ordered,
+    raw, at an offset aligned to 64."""
+    args: list[dict[str, Any]] = []
     arrays: list[tuple[int, np.ndarray]] = []
     size = 0
-    for case in cases:
-        args: list[dict[str, Any]] = []
-        for pname in names:
-            value = case.args[pname]
-            if isinstance(value, np.ndarray):
-                dtype = value.dtype
-                if dtype.kind not in NUMERIC_KINDS or dtype.fields is not None:
-                    raise ValueError(f"input {pname!r} of {case.name!r} has dtype {dtype}")
-                offset = align(size)
-                args.append({"dtype": dtype.str, "shape": list(value.shape), "offset": offset})
-                arrays.append((offset, value))
-                size = offset + value.nbytes
-            else:
-                args.append({"int": int(value)})
-        specs.append({"args": args})
+    for pname in names:
+        value = case.args[pname]
+        if isinstance(value, np.ndarray):
+            dtype = value.dtype
+            if dtype.kind not in NUMERIC_KINDS or dtype.fields is not None:
+                raise ValueError(f"input {pname!r} of {case.name!r} has dtype {dtype}")
+            offset = align(size)
+            args.append({"dtype": dtype.str, "shape": list(value.shape), "offset": offset})
+            arrays.append((offset, value))
+            size = offset + value.nbytes
+        else:
+            args.append({"int": int(value)})
     buf = bytearray(size)
     view = memoryview(buf)
     for offset, value in arrays:
         view[offset : offset + value.nbytes] = value.tobytes()  # C order, whatever its layout
-    return specs, buf
+    return _json({"args": args}), buf
 
 
 # How the runner's last frame starts (``write_json`` writes compact JSON, ``type`` first).
@@ -225,16 +218,17 @@ def parse_stream(data: bytes, request: RunRequest) -> ParsedStream:
             if isinstance(frame, StartedFrame):
                 parsed.started = True
             elif isinstance(frame, CaseFrame):
-                output = None
+                blob = None
                 if frame.output:
                     blob, pos = _read_blob(data, pos)
                     budget -= len(blob)
                     if budget < 0:
                         parsed.problem = "outputs exceed the result size limit"
                         return parsed
-                    output = load_output(blob)
                 if frame.index >= len(request.cases) or frame.index in seen:
                     raise ValueError(f"unexpected case index {frame.index}")
+                hidden = request.cases[frame.index].hidden
+                output = None if blob is None else _case_output(blob, hidden)
                 seen.add(frame.index)
                 parsed.cases.append(
                     CaseOutcome(
@@ -255,6 +249,17 @@ def parse_stream(data: bytes, request: RunRequest) -> ParsedStream:
             parsed.problem = f"invalid message in the result stream: {str(exc)[:500]}"
             return parsed
     return parsed
+
+
+def _case_output(blob: bytearray, hidden: bool) -> np.ndarray:
+    """A case's output array; why a hidden case's could not be read is not said (the reason
+    could quote the shape it returned)."""
+    try:
+        return load_output(blob)
+    except ValueError:
+        if hidden:
+            raise ValueError("a hidden case's output is unreadable") from None
+        raise
 
 
 def _attribute_output(parsed: ParsedStream, request: RunRequest) -> None:

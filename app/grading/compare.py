@@ -3,8 +3,10 @@
 Order of checks per case: did it run, were the inputs left alone, the shape, non-finite values,
 then ``np.allclose(actual, expected, rtol, atol)`` in float64 with the reference as the second
 argument (so the tolerance scales with the expected value, never with the submission's).
-Hidden cases' messages carry shapes and statuses only: no values, no positions, and of an
-exception only its type.
+A hidden case's (or a probe's) report says only which of a few outcomes it had, in fixed wording
+chosen here (``HIDDEN_WORDING``): no values, positions, actual shapes or dtypes, no exception
+text and no per-case time. Everything the submission controls while it holds hidden inputs could
+spell them out.
 """
 
 from __future__ import annotations
@@ -20,32 +22,43 @@ from sandbox.protocol import CaseOutcome, RunResult
 from sandbox.verdicts import Verdict
 
 _MESSAGE_CHARS = 300
-# An exception's message is text the submission chooses: on a hidden case it could spell out the
-# inputs, so only the exception's type is shown there.
-HIDDEN_MESSAGE = "(the message is shown for public examples only)"
+
+# The outcomes a hidden case can have, as the student reads them. The expected shape is the
+# host's own data; nothing here depends on what the submission returned beyond the outcome.
+HIDDEN_WORDING = {
+    "error": "raised an exception (its type and message are shown for public examples only)",
+    "not_an_array": "did not return an array of real numbers",
+    "mutated": "modified an input in place",
+    "shape": "wrong shape",
+    "non_finite": "the output has NaN or infinite values",
+    "values": "values differ from the expected output beyond the tolerance",
+}
+
+# Public cases' times are shown to the millisecond: they all run before any hidden input exists
+# in the submission's process, so there is nothing hidden their timing could carry.
+PUBLIC_SECONDS_STEP = 0.001
+# The whole run's times (sandbox, grading, total) are shown to 10 ms. The submission can stretch
+# them at will, but the student can time the whole run from outside anyway (a ``?wait`` request
+# returns when it is stored), to about this precision once queueing and the sandbox's own start
+# jitter are counted: finer figures would hand over a sharper clock than the one they have.
+RUN_SECONDS_STEP = 0.01
+
+
+def rounded(seconds: float, step: float) -> float:
+    """``seconds`` to the nearest multiple of ``step`` (a clean float for the report)."""
+    return round(round(seconds / step) * step, 6)
 
 
 def _shape(shape: tuple[int, ...]) -> str:
     return "(" + ", ".join(str(n) for n in shape) + ")"
 
 
-def error_message(outcome: CaseOutcome, hidden: bool) -> str:
+def error_message(outcome: CaseOutcome) -> str:
+    """A public case's exception: its type and the first line of its message."""
     assert outcome.error is not None
-    if hidden:
-        return f"{outcome.error.type} {HIDDEN_MESSAGE}"
     lines = outcome.error.message.strip().splitlines()
     text = f"{outcome.error.type}: {lines[0]}" if lines else outcome.error.type
     return text[:_MESSAGE_CHARS]
-
-
-def hidden_traceback(traceback: str, error_type: str) -> str:
-    """The frames (the submission's own source lines) without any exception message."""
-    kept = [
-        line
-        for line in traceback.splitlines()
-        if line.startswith(" ") or line.startswith("Traceback (most recent call last)")
-    ]
-    return "\n".join([*kept, f"{error_type} {HIDDEN_MESSAGE}"])
 
 
 GRID_CELLS = 32
@@ -65,7 +78,6 @@ def compare_case(
     """One case's report. ``outcome`` is None when the run ended before reaching the case."""
     assert case.expected is not None, "cases are compared only after the reference filled them"
     expected = case.expected
-    hidden = case.visibility == "hidden"
     report = CaseReport(
         name=case.name,
         visibility=case.visibility,
@@ -75,9 +87,11 @@ def compare_case(
     if outcome is None:
         report.message = f"not run: the run ended early ({run_status.replace('_', ' ')})"
         return report
-    report.seconds = outcome.seconds
+    if case.visibility == "hidden":
+        return _hidden_report(report, outcome, expected, tolerance)
+    report.seconds = rounded(outcome.seconds, PUBLIC_SECONDS_STEP)
     if outcome.output is None:
-        report.message = error_message(outcome, hidden) if outcome.error else "returned nothing"
+        report.message = error_message(outcome) if outcome.error else "returned nothing"
         return report
     actual = outcome.output
     report.actual_shape = list(actual.shape)
@@ -90,7 +104,7 @@ def compare_case(
             f"wrong shape: expected {_shape(expected.shape)}, got {_shape(actual.shape)}"
         )
         return report
-    if not (np.issubdtype(actual.dtype, np.floating) or np.issubdtype(actual.dtype, np.integer)):
+    if not _real(actual):
         report.message = f"output dtype {actual.dtype} is not a real number type"
         return report
     actual = actual.astype(np.float64)
@@ -100,21 +114,53 @@ def compare_case(
         report.message = f"{bad} of {actual.size} output values are NaN or infinite"
         return report
     if not _allclose(actual, expected, tolerance):
-        if hidden:
-            report.message = "values differ from the expected output beyond the tolerance"
-        else:
-            error = np.abs(actual - expected)
-            where = np.unravel_index(int(np.argmax(error)), error.shape)
-            report.max_error = float(error[where])
-            report.max_error_index = [int(i) for i in where]
-            report.error_grid = error_grid(error)
-            report.message = (
-                f"largest error {report.max_error:.3g} at {list(report.max_error_index)}: "
-                f"got {actual[where]:.6g}, expected {expected[where]:.6g}"
-            )
+        error = np.abs(actual - expected)
+        where = np.unravel_index(int(np.argmax(error)), error.shape)
+        report.max_error = float(error[where])
+        report.max_error_index = [int(i) for i in where]
+        report.error_grid = error_grid(error)
+        report.message = (
+            f"largest error {report.max_error:.3g} at {list(report.max_error_index)}: "
+            f"got {actual[where]:.6g}, expected {expected[where]:.6g}"
+        )
         return report
     report.status = "passed"
     return report
+
+
+def hidden_outcome(outcome: CaseOutcome, expected: np.ndarray, tolerance: Tolerance) -> str:
+    """Which of ``HIDDEN_WORDING``'s outcomes a hidden case had, or ``"passed"``."""
+    actual = outcome.output
+    if actual is None:
+        invalid = outcome.error is None or outcome.error.type == "InvalidOutput"
+        return "not_an_array" if invalid else "error"
+    if outcome.mutated_inputs:
+        return "mutated"
+    if actual.shape != expected.shape:
+        return "shape"
+    if not _real(actual):
+        return "not_an_array"
+    actual = actual.astype(np.float64)
+    if not np.isfinite(actual).all():
+        return "non_finite"
+    return "passed" if _allclose(actual, expected, tolerance) else "values"
+
+
+def _hidden_report(
+    report: CaseReport, outcome: CaseOutcome, expected: np.ndarray, tolerance: Tolerance
+) -> CaseReport:
+    found = hidden_outcome(outcome, expected, tolerance)
+    if found == "passed":
+        report.status = "passed"
+    else:
+        # As for a public case: no array back is an error, a wrong array a failure.
+        report.status = "error" if outcome.output is None else "failed"
+        report.message = HIDDEN_WORDING[found]
+    return report
+
+
+def _real(actual: np.ndarray) -> bool:
+    return bool(np.issubdtype(actual.dtype, np.floating) or np.issubdtype(actual.dtype, np.integer))
 
 
 def _allclose(actual: np.ndarray, expected: np.ndarray, tolerance: Tolerance) -> bool:
