@@ -52,6 +52,10 @@ class Settings(BaseSettings):
         "crash of the process but the last ones may roll back on power loss or an OS crash.",
     )
     problems_dir: Path = Field(default=REPO_ROOT / "problems")
+    client_wheel_dir: Path = Field(
+        default=REPO_ROOT / "client" / "dist",
+        description="Where `make client-wheel` puts the client's wheel, served at /client/.",
+    )
 
     sandbox: SandboxKind = "bwrap"
     allow_unsafe_sandbox: bool = Field(
