@@ -288,5 +288,9 @@ def records_table(title: str, rows: list[dict[str, Any]]) -> Table:
 def to_text(renderable: RenderableType, width: int = 100) -> str:
     """Plain text (no colour codes) for a REPL or a log."""
     buffer = io.StringIO()
-    Console(file=buffer, width=width, color_system=None, force_terminal=False).print(renderable)
+    # Not Jupyter's display: there rich would show it as its own output instead of returning it.
+    console = Console(
+        file=buffer, width=width, color_system=None, force_terminal=False, force_jupyter=False
+    )
+    console.print(renderable)
     return buffer.getvalue().rstrip() + "\n"
