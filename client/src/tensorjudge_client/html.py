@@ -12,6 +12,7 @@ from tensorjudge_client.view import (
     VERDICTS,
     column_title,
     dicts,
+    fmt,
     requirement_titles,
     summary_line,
     tail_lines,
@@ -152,9 +153,9 @@ def error_picture(test: dict[str, Any]) -> str:
     where = "[" + ", ".join(str(i) for i in index) + "]" if isinstance(index, list) else ""
     caption = (
         f"Where {name} differs from the expected output (darker is further off; peak "
-        f"{peak:.4g}). Largest error {_e(test.get('max_error', ''))} at {where}."
+        f"{peak:.4g}). Largest error {_e(fmt(test.get('max_error')))} at {where}."
         if use_grid
-        else f"Largest error in {name}: {_e(test.get('max_error', ''))} at output{where}."
+        else f"Largest error in {name}: {_e(fmt(test.get('max_error')))} at output{where}."
     )
     return (
         f'<figure data-picture="{"heatmap" if use_grid else "error-location"}">'

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import re
+import shutil
 from collections.abc import Iterable
 from typing import Any
 
@@ -38,7 +39,7 @@ SHAPE_FIELDS = ("expected_shape", "actual_shape")
 # Per-cell data drawn as a picture in HTML, too big for a table cell.
 PICTURE_FIELDS = ("error_grid",)
 TRACEBACK_LINES = 30
-SHORT_COLUMNS = ("name", "visibility", "status", "max_error", "max_error_index", "shape", "seconds")
+SHORT_COLUMNS = ("name", "visibility", "status", "max_error", "max_error_index", "seconds")
 
 
 def verdict_label(verdict: object) -> str:
@@ -88,7 +89,8 @@ def test_columns(tests: list[dict[str, Any]]) -> list[str]:
     columns += [k for k in keys if k not in skip and all(is_scalar(t.get(k)) for t in tests)]
     if "seconds" in keys:
         columns.append("seconds")
-    return columns
+    # A column empty in every row (no largest error when shapes differ) only takes room.
+    return [c for c in columns if any(test_cell(t, c) for t in tests)]
 
 
 def test_cell(test: dict[str, Any], column: str) -> str:
@@ -220,7 +222,11 @@ def test_table(tests: list[dict[str, Any]]) -> Table:
         # Free text wraps; the short columns stay on one line so the table stays readable.
         wraps = column not in SHORT_COLUMNS
         table.add_column(
-            column_title(column), overflow="fold", no_wrap=not wraps, ratio=wraps or None
+            column_title(column),
+            overflow="fold",
+            no_wrap=not wraps,
+            ratio=1 if wraps else None,
+            min_width=16 if wraps else None,
         )
     for t in tests:
         style = MARKS.get(str(t.get("status")), ("", ""))[1]
@@ -285,8 +291,9 @@ def records_table(title: str, rows: list[dict[str, Any]]) -> Table:
     return table
 
 
-def to_text(renderable: RenderableType, width: int = 100) -> str:
-    """Plain text (no colour codes) for a REPL or a log."""
+def to_text(renderable: RenderableType, width: int | None = None) -> str:
+    """Plain text (no colour codes) for a REPL or a log; as wide as the terminal, at least 100."""
+    width = width or max(100, shutil.get_terminal_size((120, 24)).columns)
     buffer = io.StringIO()
     # Not Jupyter's display: there rich would show it as its own output instead of returning it.
     console = Console(
