@@ -1,5 +1,5 @@
-"""A TCP proxy on 127.0.0.1 that can lose the answer to a POST: the request reaches the
-server, the server answers, and the client's connection is closed before it sees a byte."""
+"""A TCP proxy on 127.0.0.1 that cuts connections on purpose: the request reaches the server,
+the server answers, and the client loses the answer (all of it, or the rest after a marker)."""
 
 from __future__ import annotations
 
@@ -9,16 +9,28 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 
 
-class DroppingProxy:
-    def __init__(self, upstream_port: int, drop_posts: int = 1) -> None:
+class CuttingProxy:
+    """Cuts the answer to the first ``times`` requests whose first bytes start with
+    ``request_prefix``: at once, or right after forwarding the chunk in which ``cut_after``
+    appears. ``requests`` keeps the head of every request that passed."""
+
+    def __init__(
+        self,
+        upstream_port: int,
+        request_prefix: bytes,
+        *,
+        cut_after: bytes | None = None,
+        times: int = 1,
+    ) -> None:
         self.upstream_port = upstream_port
-        self.drop_posts = drop_posts  # answers to POSTs still to lose
-        self.dropped = 0
-        self.posts = 0
+        self.request_prefix = request_prefix
+        self.cut_after = cut_after
+        self.left = times
+        self.cut = 0
+        self.requests: list[bytes] = []
         self.lock = threading.Lock()
         self.listener = socket.create_server(("127.0.0.1", 0))
-        self.port: int = self.listener.getsockname()[1]
-        self.url = f"http://127.0.0.1:{self.port}"
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
         threading.Thread(target=self._accept, daemon=True).start()
 
     def _accept(self) -> None:
@@ -28,38 +40,41 @@ class DroppingProxy:
             except OSError:
                 return
             upstream = socket.create_connection(("127.0.0.1", self.upstream_port))
-            state = {"post": False}
-            threading.Thread(
-                target=self._pump_requests, args=(downstream, upstream, state), daemon=True
-            ).start()
-            threading.Thread(
-                target=self._pump_answers, args=(upstream, downstream, state), daemon=True
-            ).start()
+            state = {"marked": False}
+            for target, args in (
+                (self._requests, (downstream, upstream, state)),
+                (self._answers, (upstream, downstream, state)),
+            ):
+                threading.Thread(target=target, args=args, daemon=True).start()
 
-    def _pump_requests(
-        self, src: socket.socket, dst: socket.socket, state: dict[str, bool]
-    ) -> None:
+    def _requests(self, src: socket.socket, dst: socket.socket, state: dict[str, bool]) -> None:
         with suppress(OSError):
             while data := src.recv(65536):
-                if data.startswith(b"POST "):
-                    state["post"] = True
+                if data.startswith((b"GET ", b"POST ", b"DELETE ", b"PUT ", b"HEAD ")):
                     with self.lock:
-                        self.posts += 1
+                        self.requests.append(data[:2048])
+                        if data.startswith(self.request_prefix) and self.left > 0:
+                            self.left -= 1
+                            state["marked"] = True
                 dst.sendall(data)
         _close(src, dst)
 
-    def _pump_answers(self, src: socket.socket, dst: socket.socket, state: dict[str, bool]) -> None:
+    def _answers(self, src: socket.socket, dst: socket.socket, state: dict[str, bool]) -> None:
+        seen = b""
         with suppress(OSError):
             while data := src.recv(65536):
-                with self.lock:
-                    drop = state["post"] and self.drop_posts > 0
-                    if drop:
-                        self.drop_posts -= 1
-                        self.dropped += 1
-                if drop:
-                    break  # the server has answered (so it has stored the request): lose it
-                state["post"] = False
+                if state["marked"]:
+                    seen += data
+                    if self.cut_after is None:
+                        break  # the server has answered (so it acted on the request): lose it
+                    dst.sendall(data)
+                    if self.cut_after in seen:
+                        break
+                    continue
                 dst.sendall(data)
+        if state["marked"]:
+            with self.lock:
+                self.cut += 1
         _close(src, dst)
 
     def close(self) -> None:
@@ -74,8 +89,10 @@ def _close(*sockets: socket.socket) -> None:
 
 
 @contextmanager
-def dropping_proxy(upstream_port: int, drop_posts: int = 1) -> Iterator[DroppingProxy]:
-    proxy = DroppingProxy(upstream_port, drop_posts)
+def cutting_proxy(
+    upstream_port: int, request_prefix: bytes, *, cut_after: bytes | None = None
+) -> Iterator[CuttingProxy]:
+    proxy = CuttingProxy(upstream_port, request_prefix, cut_after=cut_after)
     try:
         yield proxy
     finally:

@@ -3,6 +3,7 @@ same Idempotency-Key (one submission), 429/503 Retry-After are obeyed, nothing w
 
 from __future__ import annotations
 
+import re
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -13,7 +14,7 @@ import pytest
 from tensorjudge_client import Judge, JudgeError, ServerUnreachable
 
 from tests.client.conftest import PROBLEM, Grader, create_token, start_grader
-from tests.client.proxy import dropping_proxy, silent_server
+from tests.client.proxy import cutting_proxy, silent_server
 from tests.support.codes import CORRECT, SLOW_CORRECT, variant
 
 pytestmark = pytest.mark.timeout(300)
@@ -36,10 +37,18 @@ def test_an_answer_lost_mid_submit_is_retried_into_one_submission(grader: Grader
     port = urlsplit(grader.url).port
     assert port is not None
     code = variant("correct", 1616)
-    with dropping_proxy(port) as proxy, Judge(proxy.url) as judge:
+    with cutting_proxy(port, b"POST ") as proxy, Judge(proxy.url) as judge:
         result = judge.submit(PROBLEM, code)
-        assert proxy.dropped == 1, "the proxy lost the first answer"
-        assert proxy.posts == 2, "the client sent the POST again"
+        assert proxy.cut == 1, "the proxy lost the first answer"
+        posts = [r for r in proxy.requests if r.startswith(b"POST ")]
+        assert len(posts) == 2, "the client sent the POST again"
+        keys = {
+            line
+            for r in posts
+            for line in r.split(b"\r\n")
+            if line.lower().startswith(b"idempotency-key:")
+        }
+        assert len(keys) == 1, f"both tries carry the same Idempotency-Key: {keys}"
     assert result.accepted
     assert submissions_since(grader, since) == 1, "the retry created no second submission"
 
@@ -47,10 +56,33 @@ def test_an_answer_lost_mid_submit_is_retried_into_one_submission(grader: Grader
 def test_without_retries_the_lost_answer_is_a_clear_error(grader: Grader):
     port = urlsplit(grader.url).port
     assert port is not None
-    with dropping_proxy(port) as proxy, Judge(proxy.url, retries=0) as judge:
+    with cutting_proxy(port, b"POST ") as proxy, Judge(proxy.url, retries=0) as judge:
         with pytest.raises(ServerUnreachable, match="cannot reach the TensorJudge server"):
             judge.submit(PROBLEM, variant("correct", 1617))
-        assert proxy.dropped == 1
+        assert proxy.cut == 1
+
+
+def test_a_cut_event_stream_resumes_where_it_stopped(grader: Grader):
+    port = urlsplit(grader.url).port
+    assert port is not None
+    events: list[tuple[str, dict[str, object]]] = []
+    # Slow to import: the stream is cut after its first status event, long before the result.
+    code = SLOW_CORRECT + "\n# resumed stream\n"
+    with (
+        cutting_proxy(port, b"GET /api/submissions/", cut_after=b"event: status") as proxy,
+        Judge(proxy.url) as judge,
+    ):
+        result = judge.submit(
+            PROBLEM, code, on_event=lambda kind, data: events.append((kind, data))
+        )
+    assert result.accepted
+    assert proxy.cut == 1
+    streams = [r.lower() for r in proxy.requests if b"/events" in r.split(b"\r\n")[0]]
+    assert len(streams) == 2, streams
+    assert b"last-event-id:" not in streams[0]
+    assert re.search(rb"\r\nlast-event-id: \d+\r\n", streams[1]), "resumed after the last event"
+    statuses = [data["status"] for kind, data in events if kind == "status"]
+    assert statuses.count("running") == 1, f"no event is seen twice: {statuses}"
 
 
 def test_every_request_has_a_timeout():

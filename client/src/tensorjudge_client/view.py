@@ -9,6 +9,7 @@ import shutil
 from collections.abc import Iterable
 from typing import Any
 
+from rich import box
 from rich.console import Console, Group, RenderableType
 from rich.markdown import Markdown
 from rich.panel import Panel
@@ -39,7 +40,7 @@ SHAPE_FIELDS = ("expected_shape", "actual_shape")
 # Per-cell data drawn as a picture in HTML, too big for a table cell.
 PICTURE_FIELDS = ("error_grid",)
 TRACEBACK_LINES = 30
-SHORT_COLUMNS = ("name", "visibility", "status", "max_error", "max_error_index", "seconds")
+SHORT_COLUMNS = ("status",)
 
 
 def verdict_label(verdict: object) -> str:
@@ -216,7 +217,10 @@ def diagnosis_panel(d: dict[str, Any], requirement_titles: dict[str, str]) -> Pa
 
 def test_table(tests: list[dict[str, Any]]) -> Table:
     passed = sum(1 for t in tests if t.get("status") == "passed")
-    table = Table(title=f"Tests ({passed} of {len(tests)} passed)", title_justify="left")
+    # No vertical rules: the room goes to the columns (a result may add several).
+    table = Table(
+        title=f"Tests ({passed} of {len(tests)} passed)", title_justify="left", box=box.SIMPLE_HEAD
+    )
     columns = test_columns(tests)
     for column in columns:
         # Free text wraps; the short columns stay on one line so the table stays readable.
@@ -225,8 +229,8 @@ def test_table(tests: list[dict[str, Any]]) -> Table:
             column_title(column),
             overflow="fold",
             no_wrap=not wraps,
-            ratio=1 if wraps else None,
-            min_width=16 if wraps else None,
+            ratio=1 if column == "message" else None,
+            min_width=12 if column == "message" else None,
         )
     for t in tests:
         style = MARKS.get(str(t.get("status")), ("", ""))[1]
