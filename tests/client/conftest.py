@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from app.core.config import REPO_ROOT
+from tests.instructors.test_cli import run as app_command
 from tests.support.services import AppProcess, serve
 
 PROBLEM = "multi-head-attention"
@@ -39,17 +40,8 @@ def client_wheel_dir() -> Path:
 
 
 def create_token(data_dir: Path, name: str) -> str:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GRADER_")}
-    env["GRADER_DATA_DIR"] = str(data_dir)
-    created = subprocess.run(
-        [sys.executable, "-m", "app", "tokens", "create", "--role", "instructor", "--name", name],
-        cwd=REPO_ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
+    created = app_command(data_dir, "tokens", "create", "--role", "instructor", "--name", name)
+    assert created.returncode == 0, created.stderr
     found = re.findall(r"^tj_\S+$", created.stdout, re.MULTILINE)
     assert len(found) == 1, created.stdout
     return found[0]

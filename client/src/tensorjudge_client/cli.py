@@ -187,27 +187,24 @@ class Cli:
             visibility=self.args.visibility,
             weight=self.args.weight,
         )
-        if self.args.json:
-            self.emit_json(added)
-        else:
-            self.out.print(
-                f"Added case {added.get('name')} (id {added.get('id')}); test-set version "
-                f"{added.get('test_set_version')}"
-            )
-            for warning in view.dicts(added.get("warnings")):
+        self.report_case("Added", added)
+        for warning in view.dicts(added.get("warnings")):
+            if not self.args.json:
                 self.out.print(f"  warning {warning.get('code')}: {warning.get('message')}")
         return EXIT_OK
 
     def cases_remove(self) -> int:
-        removed = self.judge.remove_case(self.args.problem, self.args.case)
+        self.report_case("Removed", self.judge.remove_case(self.args.problem, self.args.case))
+        return EXIT_OK
+
+    def report_case(self, verb: str, case: dict[str, Any]) -> None:
         if self.args.json:
-            self.emit_json(removed)
+            self.emit_json(case)
         else:
             self.out.print(
-                f"Removed case {removed.get('name')} (id {removed.get('id')}); test-set version "
-                f"{removed.get('test_set_version')}"
+                f"{verb} case {case.get('name')} (id {case.get('id')}); test-set version "
+                f"{case.get('test_set_version')}"
             )
-        return EXIT_OK
 
 
 def build_parser() -> argparse.ArgumentParser:

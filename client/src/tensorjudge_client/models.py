@@ -22,19 +22,22 @@ class Record:
         return self.raw.get(key, default)
 
     def _list(self, key: str) -> list[dict[str, Any]]:
-        value = self.raw.get(key)
-        return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+        return view.dicts(self.raw.get(key))
 
     def to_json(self) -> str:
         return json.dumps(self.raw, indent=2, ensure_ascii=False)
 
-
-class Problem(Record):
-    """``GET /api/problems/{id}``. In Jupyter it shows as Markdown (math rendered there)."""
-
     @property
     def id(self) -> str:
         return str(self.raw.get("id", ""))
+
+    @property
+    def requirements(self) -> list[dict[str, Any]]:
+        return self._list("requirements")
+
+
+class Problem(Record):
+    """``GET /api/problems/{id}``. In Jupyter it shows as Markdown (math rendered there)."""
 
     @property
     def title(self) -> str:
@@ -54,10 +57,6 @@ class Problem(Record):
         return name if isinstance(name, str) else None
 
     @property
-    def requirements(self) -> list[dict[str, Any]]:
-        return self._list("requirements")
-
-    @property
     def examples(self) -> list[dict[str, Any]]:
         return self._list("examples")
 
@@ -73,10 +72,6 @@ class Result(Record):
     HTML view (Jupyter) is the web page's result panel; its text view suits a plain REPL."""
 
     @property
-    def id(self) -> str:
-        return str(self.raw.get("id", ""))
-
-    @property
     def verdict(self) -> str | None:
         verdict = self.raw.get("verdict")
         return verdict if isinstance(verdict, str) else None
@@ -89,10 +84,6 @@ class Result(Record):
     def score(self) -> float | None:
         score = self.raw.get("score")
         return float(score) if isinstance(score, int | float) else None
-
-    @property
-    def requirements(self) -> list[dict[str, Any]]:
-        return self._list("requirements")
 
     @property
     def diagnoses(self) -> list[dict[str, Any]]:
