@@ -6,12 +6,14 @@ from __future__ import annotations
 import re
 import time
 from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import httpx
 import pytest
 from tensorjudge_client import Judge, JudgeError, ServerUnreachable
+from tensorjudge_client.transport import retry_after_seconds
 
 from tests.client.conftest import PROBLEM, Grader, create_token, start_grader
 from tests.client.proxy import cutting_proxy, silent_server
@@ -145,3 +147,10 @@ def test_503_queue_full_retry_after_is_honoured(tmp_path: Path, client_wheel_dir
         assert 5 in sleeps.seconds, f"waited {sleeps.seconds}, not the server's Retry-After: 5"
     finally:
         server.process.stop()
+
+
+def test_retry_after_is_read_as_seconds_or_as_a_date():
+    assert retry_after_seconds(httpx.Response(429, headers={"Retry-After": "3"})) == 3.0
+    later = format_datetime(datetime.now(UTC) + timedelta(seconds=20), usegmt=True)
+    assert 15 < retry_after_seconds(httpx.Response(503, headers={"Retry-After": later})) <= 20
+    assert retry_after_seconds(httpx.Response(503, headers={"Retry-After": "soon"})) == 1.0

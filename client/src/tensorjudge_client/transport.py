@@ -107,7 +107,9 @@ class Transport:
                     raise unreachable(self.url, exc) from exc
                 self.sleep(backoff(failures - 1))
                 continue
-            if response.status_code in RETRY_AFTER_STATUSES:
+            if response.status_code in RETRY_AFTER_STATUSES and "Retry-After" in response.headers:
+                # Without the header (a proxy's 503 for a server that is down) nobody said
+                # waiting helps: reported at once.
                 delay = retry_after_seconds(response)
                 if waited + delay > self.max_retry_wait:
                     raise from_response(response)
