@@ -157,6 +157,7 @@ class Judge:
             try:
                 with self.http.stream(path, headers) as response:
                     for event in EventSource(response).iter_sse():
+                        failures = 0  # the connection works again: a later cut starts afresh
                         last_id = event.id or last_id
                         try:
                             data = json.loads(event.data) if event.data else {}
@@ -178,6 +179,7 @@ class Judge:
             current = self.result(submission_id)
             if current.get("status") == "done":
                 return current
+            self.http.sleep(backoff(0))
         raise JudgeError(
             f"no result for submission {submission_id} after {wait:g} s; "
             f"read it later with `tj result {submission_id}`"
