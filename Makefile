@@ -59,7 +59,7 @@ lint: install
 # rebuilt when its sources change, the older wheels removed so the page offers exactly one.
 CLIENT_WHEEL_DIR := client/dist
 CLIENT_WHEEL_STAMP := $(CLIENT_WHEEL_DIR)/BUILT
-CLIENT_SRC := $(shell find client/src -type f -not -path '*/__pycache__/*' 2>/dev/null) client/pyproject.toml client/README.md
+CLIENT_SRC := $(shell find client/src -type f -not -path '*/__pycache__/*' -not -path '*.egg-info/*' 2>/dev/null) client/pyproject.toml client/README.md
 
 client-wheel: $(CLIENT_WHEEL_STAMP)
 
