@@ -48,6 +48,18 @@ RUN set -eu; \
     /opt/venv/bin/pip uninstall --yes --quiet --disable-pip-version-check pip setuptools; \
     /opt/venv/bin/python -c 'import fastapi, numpy, psycopg, celery, docker, pyseccomp'
 
+# --- the client's wheel, served at /client/ for `pip install <server>/client/<wheel>` -------------
+FROM ${BASE_IMAGE} AS client-wheel
+COPY deploy/certs/ /tmp/certs/
+COPY client/ /src/client/
+# pip fetches the build backend client/pyproject.toml names (setuptools) from the index.
+RUN set -eu; \
+    if [ -f /tmp/certs/build-ca.crt ]; then export PIP_CERT=/tmp/certs/build-ca.crt; fi; \
+    python3 -m venv /tmp/venv; \
+    /tmp/venv/bin/pip wheel --no-cache-dir --disable-pip-version-check --quiet --no-deps \
+        --wheel-dir /src/client/dist /src/client; \
+    ls /src/client/dist/tensorjudge_client-*.whl
+
 # --- the runtime image --------------------------------------------------------------------------
 FROM ${BASE_IMAGE}
 # libseccomp2: pyseccomp loads it (both sandbox backends use the filter); bubblewrap: the bwrap
@@ -71,6 +83,8 @@ COPY problems/ problems/
 COPY sandbox/ sandbox/
 COPY app/ app/
 COPY --from=frontend /src/app/web/static/dist/ app/web/static/dist/
+# GRADER_CLIENT_WHEEL_DIR's default under REPO_ROOT=/app.
+COPY --from=client-wheel /src/client/dist/ client/dist/
 # Compiled once here: the service user cannot write __pycache__ next to the code.
 RUN python3 -m compileall -q -j 0 app sandbox problems alembic
 ENV PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \

@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 # Debian packages the grader and its test suite use (sandbox, databases, queue, browser, docker).
 DEB_PACKAGES := bubblewrap libseccomp2 redis-server postgresql chromium debootstrap docker.io
 
-.PHONY: install run test lint deb-packages clean frontend node-packages
+.PHONY: install run test lint deb-packages clean frontend node-packages client-wheel
 
 # End-to-end latency/throughput benchmark of the real server per sandbox backend (< 5 min);
 # prints its figures and writes bench/results/latest.json and bench/results/latency.png.
@@ -25,11 +25,12 @@ NODE_DEB_PACKAGES := nodejs npm
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml
+# The client (client/) is installed editable too: the tests run `tj` and import it.
+$(STAMP): pyproject.toml client/pyproject.toml
 	@$(MAKE) --no-print-directory deb-packages
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet -e '.[test]' -e ./client
 	touch $(STAMP)
 
 deb-packages:
@@ -43,16 +44,30 @@ deb-packages:
 		echo "  sudo apt-get install -y $$missing"; \
 	fi
 
-run: install frontend
+run: install frontend client-wheel
 	$(BIN)/python -m app serve
 
-test: install lint frontend
+test: install lint frontend client-wheel
 	$(BIN)/python -m pytest
 
 lint: install
-	$(BIN)/ruff check app sandbox problems tests
-	$(BIN)/ruff format --check app sandbox problems tests
+	$(BIN)/ruff check app sandbox problems tests client
+	$(BIN)/ruff format --check app sandbox problems tests client
 	$(BIN)/mypy
+
+# The client's wheel, served at /client/ (GRADER_CLIENT_WHEEL_DIR) for `pip install <url>`;
+# rebuilt when its sources change, the older wheels removed so the page offers exactly one.
+CLIENT_WHEEL_DIR := client/dist
+CLIENT_WHEEL_STAMP := $(CLIENT_WHEEL_DIR)/BUILT
+CLIENT_SRC := $(shell find client/src -type f -not -path '*/__pycache__/*' -not -path '*.egg-info/*' 2>/dev/null) client/pyproject.toml client/README.md
+
+client-wheel: $(CLIENT_WHEEL_STAMP)
+
+$(CLIENT_WHEEL_STAMP): $(CLIENT_SRC) | install
+	rm -rf $(CLIENT_WHEEL_DIR) client/build
+	$(BIN)/pip wheel --quiet --no-deps --wheel-dir $(CLIENT_WHEEL_DIR) ./client
+	rm -rf client/build
+	touch $(CLIENT_WHEEL_STAMP)
 
 frontend: $(FRONTEND_STAMP)
 

@@ -14,6 +14,7 @@ from app.submissions.routes import router as submissions_router
 from app.submissions.setup import install_submissions
 from app.testcases.install import install_instructors
 from app.web.routes import install_web
+from app.web.wheel import router as wheel_router
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +39,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_error_handlers(app)
     app.include_router(problems_router)
     install_web(app)
+    app.include_router(wheel_router)
     app.include_router(submissions_router)
     install_submissions(app, settings)
     install_instructors(app)

@@ -103,6 +103,11 @@ def check_problem(base: str) -> None:
         status, page = response.status, response.read().decode()
     assert status == 200 and "/static/dist/" in page, "the web page does not load its assets"
     log(f"GET /api/problems/{PROBLEM}: 200, '{problem['title']}'; GET /: 200 with assets")
+    status, wheel = request("GET", f"{base}/api/client")
+    assert status == 200, ("the image serves no client wheel", status, wheel)
+    with urllib.request.urlopen(f"{base}{wheel['path']}", timeout=30) as response:
+        assert response.status == 200 and response.read(2) == b"PK", "the wheel is not a zip"
+    log(f"GET {wheel['path']}: 200 (pip install <server>{wheel['path']})")
 
 
 def check_verdicts(base: str) -> None:

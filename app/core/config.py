@@ -56,6 +56,10 @@ class Settings(BaseSettings):
         default=REPO_ROOT / "problems",
         description="Problem folders, loaded and validated at start-up.",
     )
+    client_wheel_dir: Path = Field(
+        default=REPO_ROOT / "client" / "dist",
+        description="Where `make client-wheel` puts the client's wheel, served at /client/.",
+    )
 
     sandbox: SandboxKind = Field(
         default="bwrap",

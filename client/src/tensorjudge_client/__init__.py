@@ -1,0 +1,18 @@
+"""Solve TensorJudge problems from Python: ``Judge(url).submit(problem_id, function)``."""
+
+from tensorjudge_client.errors import JudgeError, ServerUnreachable
+from tensorjudge_client.judge import Judge
+from tensorjudge_client.models import Problem, Result
+from tensorjudge_client.source import SourceError, function_source
+from tensorjudge_client.version import __version__
+
+__all__ = [
+    "Judge",
+    "JudgeError",
+    "Problem",
+    "Result",
+    "ServerUnreachable",
+    "SourceError",
+    "__version__",
+    "function_source",
+]

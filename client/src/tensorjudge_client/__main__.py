@@ -1,0 +1,7 @@
+"""``python -m tensorjudge_client`` is ``tj``."""
+
+import sys
+
+from tensorjudge_client.cli import main
+
+sys.exit(main())

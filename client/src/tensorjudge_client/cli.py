@@ -1,0 +1,301 @@
+"""``tj``: the command line. Exit codes: 0 success (for ``run``/``submit``: accepted), 1 graded
+but not accepted (or a refused ``start``), 2 bad usage or an unreadable file, 3 the request
+failed (server down, 404, 413, 422, ...)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.status import Status
+from rich.text import Text
+
+from tensorjudge_client import view
+from tensorjudge_client.errors import JudgeError
+from tensorjudge_client.judge import Judge
+from tensorjudge_client.transport import DEFAULT_TIMEOUT, DEFAULT_URL
+from tensorjudge_client.version import __version__
+
+EXIT_OK, EXIT_REJECTED, EXIT_USAGE, EXIT_FAILED = 0, 1, 2, 3
+PIPE_WIDTH = 120
+
+PHASE_DONE = {
+    "sandbox": "Sandbox run finished ({s}); grading: comparing and diagnosing",
+    "compare": "Outputs compared ({s})",
+    "diagnose": "Diagnosis done ({s})",
+}
+STATUS_TEXT = {
+    "queued": "Queued: waiting for a grader",
+    "running": "Running your code in the sandbox",
+    "done": "Graded",
+}
+
+
+def describe_event(kind: str, data: dict[str, Any]) -> str:
+    """One progress line per event of the stream."""
+    if kind == "status":
+        status = str(data.get("status"))
+        text = STATUS_TEXT.get(status, status)
+        attempt = data.get("attempt")
+        if status == "running" and isinstance(attempt, int) and attempt > 1:
+            text += f" (attempt {attempt})"
+        return text
+    if kind == "phase":
+        seconds = data.get("seconds")
+        took = f"{seconds:.2f} s" if isinstance(seconds, int | float) else "?"
+        phase = str(data.get("phase"))
+        return PHASE_DONE.get(phase, phase + " finished ({s})").format(s=took)
+    return f"{kind}: {json.dumps(data)}"
+
+
+class Progress:
+    """Shows the stream on stderr (stdout stays the result): a spinner on a terminal, one line
+    per event always."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.last = ""
+        self.spinner: Status | None = None
+        if console.is_terminal:
+            self.spinner = console.status("Submitting")
+            self.spinner.start()
+
+    def __call__(self, kind: str, data: dict[str, Any]) -> None:
+        text = describe_event(kind, data)
+        if text == self.last:
+            return  # the stream repeats the state the POST already answered
+        self.last = text
+        if self.spinner is not None:
+            self.spinner.update(text)
+        self.console.print(Text(f"· {text}", style="dim"))
+
+    def stop(self) -> None:
+        if self.spinner is not None:
+            self.spinner.stop()
+
+
+def _read_code(path: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read {path}: {exc}") from None
+
+
+class UsageError(Exception):
+    pass
+
+
+class Cli:
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        # Redirected output is read by people too: wider than rich's 80-column default.
+        # No markup: names and messages from the server are printed as they are.
+        width = None if sys.stdout.isatty() else PIPE_WIDTH
+        self.out = Console(highlight=False, markup=False, width=width)
+        self.err = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)
+        self.judge = Judge(args.url, timeout=args.timeout)
+
+    def emit_json(self, data: Any) -> None:
+        # Plain print: rich would wrap long lines and break the JSON.
+        print(json.dumps(data, indent=2, ensure_ascii=False))
+
+    def problems(self) -> int:
+        found = self.judge.problems()
+        if self.args.json:
+            self.emit_json(found)
+        else:
+            self.out.print(view.problems_table(found))
+        return EXIT_OK
+
+    def show(self) -> int:
+        problem = self.judge.problem(self.args.problem)
+        if self.args.json:
+            self.emit_json(problem.raw)
+        else:
+            self.out.print(view.problem_renderable(problem.raw))
+        return EXIT_OK
+
+    def start(self) -> int:
+        problem = self.judge.problem(self.args.problem)
+        target = Path(self.args.file or f"{problem.id.replace('-', '_')}.py")
+        if target.exists() and not self.args.force:
+            self.err.print(f"{target} exists; not overwritten (use --force to replace it)")
+            return EXIT_REJECTED
+        target.write_text(problem.starter_code, encoding="utf-8")
+        self.err.print(
+            f"Wrote the starter code of {problem.title} to {target}. "
+            f"Then: tj run {problem.id} {target}   /   tj submit {problem.id} {target}"
+        )
+        return EXIT_OK
+
+    def grade(self, examples_only: bool) -> int:
+        code = _read_code(self.args.file)
+        progress = Progress(self.err)
+        try:
+            result = self.judge.submit(
+                self.args.problem, code, examples_only=examples_only, on_event=progress
+            )
+        finally:
+            progress.stop()
+        self.print_result(result.raw)
+        return EXIT_OK if result.accepted else EXIT_REJECTED
+
+    def run(self) -> int:
+        return self.grade(examples_only=True)
+
+    def submit(self) -> int:
+        return self.grade(examples_only=False)
+
+    def result(self) -> int:
+        result = self.judge.result(self.args.submission)
+        self.print_result(result.raw)
+        if result.get("status") != "done":
+            return EXIT_REJECTED
+        return EXIT_OK if result.accepted else EXIT_REJECTED
+
+    def print_result(self, raw: dict[str, Any]) -> None:
+        if self.args.json:
+            self.emit_json(raw)
+        else:
+            self.out.print(view.result_renderable(raw))
+
+    def cases_list(self) -> int:
+        listing = self.judge.cases(self.args.problem)
+        if self.args.json:
+            self.emit_json(listing)
+        else:
+            title = (
+                f"Test cases of {listing.get('problem_id', self.args.problem)} "
+                f"(test-set version {listing.get('test_set_version', '?')})"
+            )
+            self.out.print(view.records_table(title, view.dicts(listing.get("cases"))))
+        return EXIT_OK
+
+    def cases_add(self) -> int:
+        path = Path(self.args.file)
+        if not path.is_file():
+            raise UsageError(f"{path} is not a file")
+        added = self.judge.add_case(
+            self.args.problem,
+            path,
+            name=self.args.name,
+            visibility=self.args.visibility,
+            weight=self.args.weight,
+        )
+        self.report_case("Added", added)
+        for warning in view.dicts(added.get("warnings")):
+            if not self.args.json:
+                self.out.print(f"  warning {warning.get('code')}: {warning.get('message')}")
+        return EXIT_OK
+
+    def cases_remove(self) -> int:
+        self.report_case("Removed", self.judge.remove_case(self.args.problem, self.args.case))
+        return EXIT_OK
+
+    def report_case(self, verb: str, case: dict[str, Any]) -> None:
+        if self.args.json:
+            self.emit_json(case)
+        else:
+            self.out.print(
+                f"{verb} case {case.get('name')} (id {case.get('id')}); test-set version "
+                f"{case.get('test_set_version')}"
+            )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    # Options work before or after the command: `tj --url U submit ...`, `tj submit ... --json`.
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--url",
+        default=argparse.SUPPRESS,
+        help=f"the server (default: TJ_URL or {DEFAULT_URL})",
+    )
+    common.add_argument(
+        "--timeout",
+        type=float,
+        default=argparse.SUPPRESS,
+        help=f"seconds per request (default {DEFAULT_TIMEOUT:g})",
+    )
+    common.add_argument(
+        "--json", action="store_true", default=argparse.SUPPRESS, help="print the raw JSON"
+    )
+    parser = argparse.ArgumentParser(
+        prog="tj",
+        parents=[common],
+        description="TensorJudge from a terminal. Instructor commands read TJ_TOKEN.",
+        epilog="Exit codes: 0 success/accepted, 1 not accepted, 2 usage, 3 request failed.",
+    )
+    parser.add_argument("--version", action="version", version=f"tj {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name: str, handler: Callable[[Cli], int], help: str) -> argparse.ArgumentParser:
+        sub = commands.add_parser(name, parents=[common], help=help, description=help)
+        sub.set_defaults(handler=handler)
+        return sub
+
+    command("problems", Cli.problems, "list the problems")
+    show = command("show", Cli.show, "a problem's statement (math left as TeX)")
+    show.add_argument("problem", metavar="ID")
+    start = command("start", Cli.start, "write a problem's starter code to FILE")
+    start.add_argument("problem", metavar="ID")
+    start.add_argument("file", metavar="FILE", nargs="?", help="default: <id>.py")
+    start.add_argument("--force", action="store_true", help="overwrite FILE if it exists")
+    for name, examples_only, text in (
+        ("run", True, "grade FILE on the public examples only"),
+        ("submit", False, "grade FILE on every test (exit 0 only when accepted)"),
+    ):
+        sub = command(name, Cli.run if examples_only else Cli.submit, text)
+        sub.add_argument("problem", metavar="ID")
+        sub.add_argument("file", metavar="FILE")
+    result = command("result", Cli.result, "show a submission's result again")
+    result.add_argument("submission", metavar="SUBMISSION_ID")
+
+    cases = commands.add_parser("cases", help="instructors: a problem's test cases (TJ_TOKEN)")
+    case_commands = cases.add_subparsers(dest="cases_command", required=True, metavar="COMMAND")
+    for name, handler, text in (
+        ("list", Cli.cases_list, "list the test cases (all with a token, else public ones)"),
+        ("add", Cli.cases_add, "add a case from an .npz or a .json file"),
+        ("remove", Cli.cases_remove, "remove a stored case by id or name"),
+    ):
+        sub = case_commands.add_parser(name, parents=[common], help=text, description=text)
+        sub.set_defaults(handler=handler)
+        sub.add_argument("problem", metavar="ID")
+        if name == "add":
+            sub.add_argument("file", metavar="FILE", help=".npz (one array per parameter) or .json")
+            sub.add_argument("--name", help="default: the file's name without its extension")
+            sub.add_argument("--visibility", choices=["hidden", "public"])
+            sub.add_argument("--weight", type=float)
+        if name == "remove":
+            sub.add_argument("case", metavar="CASE", help="its id or its name")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    for option, default in (("url", None), ("timeout", DEFAULT_TIMEOUT), ("json", False)):
+        if not hasattr(args, option):
+            setattr(args, option, default)
+    cli = Cli(args)
+    try:
+        code: int = args.handler(cli)
+        return code
+    except UsageError as exc:
+        cli.err.print(f"tj: {exc}", markup=False)
+        return EXIT_USAGE
+    except JudgeError as exc:
+        cli.err.print(f"tj: {exc}", markup=False)
+        return EXIT_FAILED
+    except KeyboardInterrupt:
+        cli.err.print("tj: interrupted")
+        return 130
+    finally:
+        cli.judge.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,255 @@
+"""``Judge``: one server, through its public HTTP API only."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+from httpx_sse import EventSource
+
+from tensorjudge_client.errors import JudgeError, unreachable
+from tensorjudge_client.models import Problem, Result
+from tensorjudge_client.source import function_source
+from tensorjudge_client.transport import (
+    DEFAULT_RETRIES,
+    DEFAULT_TIMEOUT,
+    DEFAULT_URL,
+    Transport,
+    backoff,
+)
+
+# Called with each event of a submission's stream: ("status", {"status": "running", ...}),
+# ("phase", {"phase": "sandbox", "seconds": 0.3}), then ("result", {...}).
+EventHandler = Callable[[str, dict[str, Any]], None]
+DEFAULT_WAIT = 600.0
+Solution = Callable[..., Any] | str
+
+
+def _path(*parts: str | int) -> str:
+    return "/" + "/".join(quote(str(p), safe="") if i % 2 else str(p) for i, p in enumerate(parts))
+
+
+class Judge:
+    """A TensorJudge server. ``url``: default ``TJ_URL``, else the local server; ``token``:
+    an instructor token, default ``TJ_TOKEN`` (students need none)."""
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        token: str | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        retries: int = DEFAULT_RETRIES,
+    ) -> None:
+        self.url = (url or os.environ.get("TJ_URL") or DEFAULT_URL).rstrip("/")
+        self.http = Transport(
+            self.url,
+            token=token if token is not None else os.environ.get("TJ_TOKEN") or None,
+            timeout=timeout,
+            retries=retries,
+        )
+        self._problems: dict[str, Problem] = {}
+
+    def close(self) -> None:
+        self.http.close()
+
+    def __enter__(self) -> Judge:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Judge({self.url!r})"
+
+    # -- problems --------------------------------------------------------------------------------
+
+    def problems(self) -> list[dict[str, Any]]:
+        found = self.http.json("GET", "/api/problems")
+        return [p for p in found if isinstance(p, dict)] if isinstance(found, list) else []
+
+    def problem(self, problem_id: str) -> Problem:
+        problem = Problem(self.http.json("GET", _path("api/problems", problem_id)))
+        self._problems[problem_id] = problem
+        return problem
+
+    # -- submissions -----------------------------------------------------------------------------
+
+    def code_for(self, problem_id: str, solution: Solution) -> str:
+        """The code sent for ``solution``: text as it is; a function as its source with what it
+        uses, plus an alias when it is not named like the problem's entry point."""
+        if isinstance(solution, str):
+            return solution
+        code = function_source(solution)
+        problem = self._problems.get(problem_id) or self.problem(problem_id)
+        entry = problem.function_name
+        name = getattr(solution, "__name__", None)
+        if entry and name and name != entry:
+            code += f"\n\n{entry} = {name}\n"
+        return code
+
+    def submit(
+        self,
+        problem_id: str,
+        solution: Solution,
+        *,
+        examples_only: bool = False,
+        on_event: EventHandler | None = None,
+        wait: float = DEFAULT_WAIT,
+    ) -> Result:
+        """Grade ``solution`` (a function or code text) and wait for the result. Network
+        failures are retried with the same ``Idempotency-Key``: one submission, however many
+        tries."""
+        code = self.code_for(problem_id, solution)
+        body = {"code": code, "mode": "examples" if examples_only else "submit"}
+        key = f"tj-{uuid.uuid4()}"
+        created = self.http.json(
+            "POST",
+            _path("api/problems", problem_id) + "/submissions",
+            json=body,
+            headers={"Idempotency-Key": key},
+            idempotent=True,
+        )
+        if on_event is not None:
+            on_event("status", {"status": created.get("status", "queued")})
+        if created.get("status") == "done":
+            return Result(created)
+        return self.follow(str(created["id"]), on_event=on_event, wait=wait)
+
+    def run(
+        self,
+        problem_id: str,
+        solution: Solution,
+        *,
+        on_event: EventHandler | None = None,
+        wait: float = DEFAULT_WAIT,
+    ) -> Result:
+        """The page's "Run examples": graded on the public cases only."""
+        return self.submit(problem_id, solution, examples_only=True, on_event=on_event, wait=wait)
+
+    def result(self, submission_id: str) -> Result:
+        return Result(self.http.json("GET", _path("api/submissions", submission_id)))
+
+    def follow(
+        self,
+        submission_id: str,
+        *,
+        on_event: EventHandler | None = None,
+        wait: float = DEFAULT_WAIT,
+    ) -> Result:
+        """Reads the submission's event stream until its result, reconnecting after a dropped
+        connection where it left off (``Last-Event-ID``)."""
+        deadline = time.monotonic() + wait
+        path = _path("api/submissions", submission_id) + "/events"
+        last_id = ""
+        failures = 0
+        while time.monotonic() < deadline:
+            headers = {"Accept": "text/event-stream", "Cache-Control": "no-cache"}
+            if last_id:
+                headers["Last-Event-ID"] = last_id
+            try:
+                with self.http.stream(path, headers) as response:
+                    for event in EventSource(response).iter_sse():
+                        failures = 0  # the connection works again: a later cut starts afresh
+                        last_id = event.id or last_id
+                        try:
+                            data = json.loads(event.data) if event.data else {}
+                        except ValueError:
+                            continue
+                        if event.event == "result":
+                            return Result(data)
+                        if on_event is not None and isinstance(data, dict):
+                            on_event(event.event, data)
+                        if time.monotonic() > deadline:
+                            break
+            except httpx.TransportError as exc:
+                failures += 1
+                if failures > self.http.retries:
+                    raise unreachable(self.url, exc) from exc
+                self.http.sleep(backoff(failures - 1))
+                continue
+            # The stream ended without a result (a proxy cut it): the stored state decides.
+            current = self.result(submission_id)
+            if current.get("status") == "done":
+                return current
+            self.http.sleep(backoff(0))
+        raise JudgeError(
+            f"no result for submission {submission_id} after {wait:g} s; "
+            f"read it later with `tj result {submission_id}`"
+        )
+
+    # -- instructor test cases (TJ_TOKEN) --------------------------------------------------------
+
+    def cases(self, problem_id: str) -> dict[str, Any]:
+        listing: dict[str, Any] = self.http.json(
+            "GET", _path("api/problems", problem_id) + "/test-cases"
+        )
+        return listing
+
+    def add_case(
+        self,
+        problem_id: str,
+        file: str | Path,
+        *,
+        name: str | None = None,
+        visibility: str | None = None,
+        weight: float | None = None,
+    ) -> dict[str, Any]:
+        """From a ``.npz`` (one array per parameter, optionally ``expected``) or a ``.json``
+        file (a whole POST body, or just the inputs); the keywords override the file's."""
+        path = Path(file)
+        fields = {
+            k: v
+            for k, v in (("name", name), ("visibility", visibility), ("weight", weight))
+            if v is not None
+        }
+        url = _path("api/problems", problem_id) + "/test-cases"
+        if path.suffix.lower() == ".npz":
+            if "name" not in fields:
+                fields["name"] = path.stem
+            added: dict[str, Any] = self.http.json(
+                "POST",
+                url,
+                files={"file": (path.name, path.read_bytes(), "application/octet-stream")},
+                data={k: str(v) for k, v in fields.items()},
+            )
+            return added
+        try:
+            body = json.loads(path.read_text())
+        except ValueError as exc:
+            raise JudgeError(f"{path} is neither an .npz nor valid JSON: {exc}") from None
+        if not isinstance(body, dict):
+            raise JudgeError(f"{path}: expected a JSON object")
+        if "inputs" not in body:
+            body = {"inputs": body}
+        body.setdefault("name", path.stem)
+        body.update(fields)
+        added = self.http.json("POST", url, json=body)
+        return added
+
+    def remove_case(self, problem_id: str, case: str | int) -> dict[str, Any]:
+        """By id or by the name of a stored case."""
+        case_id = self._case_id(problem_id, case)
+        removed: dict[str, Any] = self.http.json(
+            "DELETE", _path("api/problems", problem_id, "test-cases", case_id)
+        )
+        return removed
+
+    def _case_id(self, problem_id: str, case: str | int) -> int:
+        if isinstance(case, int) or case.isdigit():
+            return int(case)
+        for row in self.cases(problem_id).get("cases", []):
+            if row.get("name") == case and row.get("id") is not None:
+                return int(row["id"])
+        raise JudgeError(
+            f"no stored test case named {case!r} in {problem_id} (built-in cases live in the "
+            "problem folder and cannot be removed here)",
+            status=404,
+        )

@@ -1,0 +1,100 @@
+"""What the server returns, kept as the JSON it sent: fields this client does not know yet stay
+reachable through ``raw`` and ``[...]``, and are shown by the generic parts of the views."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tensorjudge_client import html, view
+
+
+class Record:
+    """A JSON object from the server with attribute-style reads of the fields views need."""
+
+    def __init__(self, raw: dict[str, Any]) -> None:
+        self.raw = raw
+
+    def __getitem__(self, key: str) -> Any:
+        return self.raw[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.raw.get(key, default)
+
+    def _list(self, key: str) -> list[dict[str, Any]]:
+        return view.dicts(self.raw.get(key))
+
+    def to_json(self) -> str:
+        return json.dumps(self.raw, indent=2, ensure_ascii=False)
+
+    @property
+    def id(self) -> str:
+        return str(self.raw.get("id", ""))
+
+    @property
+    def requirements(self) -> list[dict[str, Any]]:
+        return self._list("requirements")
+
+
+class Problem(Record):
+    """``GET /api/problems/{id}``. In Jupyter it shows as Markdown (math rendered there)."""
+
+    @property
+    def title(self) -> str:
+        return str(self.raw.get("title", self.id))
+
+    @property
+    def statement(self) -> str:
+        return str(self.raw.get("statement_markdown", ""))
+
+    @property
+    def starter_code(self) -> str:
+        return str(self.raw.get("starter_code", ""))
+
+    @property
+    def function_name(self) -> str | None:
+        name = self.raw.get("function_name")
+        return name if isinstance(name, str) else None
+
+    @property
+    def examples(self) -> list[dict[str, Any]]:
+        return self._list("examples")
+
+    def _repr_markdown_(self) -> str:
+        return view.problem_markdown(self.raw)
+
+    def __repr__(self) -> str:
+        return view.to_text(view.problem_renderable(self.raw))
+
+
+class Result(Record):
+    """A finished submission (``GET /api/submissions/{id}`` once ``status`` is ``done``). Its
+    HTML view (Jupyter) is the web page's result panel; its text view suits a plain REPL."""
+
+    @property
+    def verdict(self) -> str | None:
+        verdict = self.raw.get("verdict")
+        return verdict if isinstance(verdict, str) else None
+
+    @property
+    def accepted(self) -> bool:
+        return self.verdict == "accepted"
+
+    @property
+    def score(self) -> float | None:
+        score = self.raw.get("score")
+        return float(score) if isinstance(score, int | float) else None
+
+    @property
+    def diagnoses(self) -> list[dict[str, Any]]:
+        return self._list("diagnoses")
+
+    @property
+    def tests(self) -> list[dict[str, Any]]:
+        return self._list("tests")
+
+    def _repr_html_(self) -> str:
+        return html.result_html(self.raw)
+
+    def __repr__(self) -> str:
+        return view.to_text(view.result_renderable(self.raw))

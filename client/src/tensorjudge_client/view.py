@@ -1,0 +1,307 @@
+"""Terminal views (rich) of problems, results and test cases, built from the JSON alone: known
+fields in the page's order, anything else the server adds shown generically after them."""
+
+from __future__ import annotations
+
+import io
+import re
+import shutil
+from collections.abc import Iterable
+from typing import Any
+
+from rich import box
+from rich.console import Console, Group, RenderableType
+from rich.markdown import Markdown
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+VERDICTS: dict[str, tuple[str, str, str]] = {
+    # verdict: (label, icon, rich style)
+    "accepted": ("Accepted", "✓", "bold green"),
+    "wrong_answer": ("Wrong answer", "✗", "bold red"),
+    "runtime_error": ("Runtime error", "!", "bold red"),
+    "time_limit_exceeded": ("Time limit exceeded", "⧗", "bold red"),
+    "memory_limit_exceeded": ("Memory limit exceeded", "!", "bold red"),
+    "output_limit_exceeded": ("Output limit exceeded", "!", "bold red"),
+    "compile_error": ("Does not compile", "!", "bold red"),
+    "internal_error": ("Grader error (not your fault)", "?", "bold yellow"),
+}
+MARKS: dict[str, tuple[str, str]] = {
+    "passed": ("✓", "green"),
+    "failed": ("✗", "red"),
+    "error": ("!", "red"),
+    "not_checked": ("–", "dim"),
+}
+MODES = {"examples": "public examples only", "submit": "all tests"}
+# Test-table columns the page shows, in its order; other scalar fields follow.
+TEST_COLUMNS = ("name", "visibility", "status", "message", "max_error", "max_error_index")
+SHAPE_FIELDS = ("expected_shape", "actual_shape")
+# Per-cell data drawn as a picture in HTML, too big for a table cell.
+PICTURE_FIELDS = ("error_grid",)
+TRACEBACK_LINES = 30
+SHORT_COLUMNS = ("status",)
+
+
+def verdict_label(verdict: object) -> str:
+    return (
+        VERDICTS[verdict][0] if isinstance(verdict, str) and verdict in VERDICTS else str(verdict)
+    )
+
+
+def humanize(key: str) -> str:
+    return key.replace("_", " ").capitalize()
+
+
+def fmt(value: Any) -> str:
+    """A cell: numbers to 4 significant digits, lists as [a, b], None as empty."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, list):
+        return "[" + ", ".join(fmt(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={fmt(v)}" for k, v in value.items())
+    return str(value)
+
+
+def shape_text(shape: Any) -> str:
+    return "(" + ", ".join(str(d) for d in shape) + ")" if isinstance(shape, list) else "?"
+
+
+def is_scalar(value: Any) -> bool:
+    if isinstance(value, list):
+        return all(isinstance(v, int | float | str) for v in value)
+    return isinstance(value, int | float | str | bool) or value is None
+
+
+def test_columns(tests: list[dict[str, Any]]) -> list[str]:
+    """The known columns present, then every other field that fits in a cell."""
+    keys: dict[str, None] = {}
+    for test in tests:
+        keys.update(dict.fromkeys(test))
+    columns = [k for k in TEST_COLUMNS if k in keys]
+    if any(k in keys for k in SHAPE_FIELDS):
+        columns.append("shape")
+    skip = set(TEST_COLUMNS) | set(SHAPE_FIELDS) | set(PICTURE_FIELDS) | {"seconds"}
+    columns += [k for k in keys if k not in skip and all(is_scalar(t.get(k)) for t in tests)]
+    if "seconds" in keys:
+        columns.append("seconds")
+    # A column empty in every row (no largest error when shapes differ) only takes room.
+    return [c for c in columns if any(test_cell(t, c) for t in tests)]
+
+
+def test_cell(test: dict[str, Any], column: str) -> str:
+    if column == "shape":
+        expected, actual = test.get("expected_shape"), test.get("actual_shape")
+        if expected is None and actual is None:
+            return ""
+        return f"{shape_text(expected)} / {shape_text(actual)}"
+    if column == "status":
+        status = str(test.get("status", ""))
+        return f"{MARKS.get(status, ('?', ''))[0]} {status}"
+    if column == "seconds" and isinstance(test.get("seconds"), int | float):
+        return f"{test['seconds'] * 1000:.0f} ms"
+    return fmt(test.get(column))
+
+
+def column_title(column: str) -> str:
+    return {
+        "shape": "Shape (exp. / yours)",
+        "max_error": "Largest error",
+        "max_error_index": "At",
+        "name": "Case",
+        "seconds": "Time",
+    }.get(column, humanize(column))
+
+
+def summary_line(result: dict[str, Any]) -> str:
+    bits = []
+    if isinstance(result.get("score"), int | float):
+        bits.append(f"score {round(result['score'] * 100)}%")
+    if result.get("mode") in MODES:
+        bits.append(MODES[result["mode"]])
+    timings = result.get("timings")
+    if isinstance(timings, dict) and isinstance(timings.get("total"), int | float):
+        bits.append(f"graded in {timings['total']:.2f} s")
+    return " · ".join(bits)
+
+
+def requirement_titles(result: dict[str, Any]) -> dict[str, str]:
+    return {
+        str(r.get("id")): str(r.get("title", r.get("id")))
+        for r in result.get("requirements") or []
+        if isinstance(r, dict)
+    }
+
+
+def dicts(value: Any) -> list[dict[str, Any]]:
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+def tail_lines(text: str, limit: int = TRACEBACK_LINES) -> str:
+    lines = text.splitlines()
+    return "\n".join(["…", *lines[-limit:]]) if len(lines) > limit else text
+
+
+# -- rich renderables ----------------------------------------------------------------------------
+
+
+def result_renderable(result: dict[str, Any]) -> RenderableType:
+    if result.get("status") not in (None, "done"):
+        return Text(f"Submission {result.get('id')} is {result.get('status')}.")
+    verdict = result.get("verdict")
+    label, icon, style = VERDICTS.get(str(verdict), (str(verdict), "?", "bold yellow"))
+    parts: list[RenderableType] = [
+        Text.assemble((f"{icon} {label}", style), ("  " + summary_line(result), "dim"))
+    ]
+    requirements = dicts(result.get("requirements"))
+    if requirements:
+        parts.append(Text("\nRequirements", style="bold"))
+        for r in requirements:
+            status = str(r.get("status", ""))
+            mark, mark_style = MARKS.get(status, ("?", ""))
+            line = Text.assemble(
+                ("  " + mark + " ", mark_style),
+                str(r.get("title", r.get("id", ""))),
+                (f" ({status.replace('_', ' ')})", "dim"),
+            )
+            if r.get("detail"):
+                line.append(f"\n      {r['detail']}", style="dim")
+            parts.append(line)
+    diagnoses = dicts(result.get("diagnoses"))
+    if diagnoses:
+        titles = requirement_titles(result)
+        parts.append(Text("\nWhat went wrong", style="bold"))
+        parts += [diagnosis_panel(d, titles) for d in diagnoses]
+    tests = dicts(result.get("tests"))
+    if tests:
+        parts.append(test_table(tests))
+    for key, title in (("error", "Error"), ("stdout", "stdout"), ("stderr", "stderr")):
+        value = result.get(key)
+        if isinstance(value, str) and value:
+            parts.append(Text(f"\n{title}", style="bold"))
+            parts.append(Text(tail_lines(value) if key == "error" else value))
+            if result.get(f"{key}_truncated"):
+                parts.append(Text(f"({key} was cut at the size limit)", style="dim"))
+    if result.get("id"):
+        parts.append(Text(f"\nSubmission {result['id']}", style="dim"))
+    return Group(*parts)
+
+
+def diagnosis_panel(d: dict[str, Any], requirement_titles: dict[str, str]) -> Panel:
+    body = Text(str(d.get("explanation", "")))
+    if d.get("hint"):
+        body.append("\nHint: ", style="bold")
+        body.append(str(d["hint"]))
+    if d.get("evidence"):
+        body.append(f"\nEvidence: {d['evidence']}", style="dim")
+    if d.get("certain") is False:
+        body.append("\n(one of several equally good explanations: check it)", style="yellow")
+    subtitle = None
+    requirement = d.get("requirement")
+    if requirement:
+        subtitle = f"breaks: {requirement_titles.get(str(requirement), str(requirement))}"
+    return Panel(
+        body,
+        title=Text(f"{d.get('title', '')} [{d.get('code', '')}]"),
+        title_align="left",
+        subtitle=Text(subtitle) if subtitle else None,
+        subtitle_align="left",
+        border_style="red",
+    )
+
+
+def test_table(tests: list[dict[str, Any]]) -> Table:
+    passed = sum(1 for t in tests if t.get("status") == "passed")
+    # No vertical rules: the room goes to the columns (a result may add several).
+    table = Table(
+        title=f"Tests ({passed} of {len(tests)} passed)", title_justify="left", box=box.SIMPLE_HEAD
+    )
+    columns = test_columns(tests)
+    for column in columns:
+        # Free text wraps; the short columns stay on one line so the table stays readable.
+        wraps = column not in SHORT_COLUMNS
+        table.add_column(
+            column_title(column),
+            overflow="fold",
+            no_wrap=not wraps,
+            ratio=1 if column == "message" else None,
+            min_width=12 if column == "message" else None,
+        )
+    for t in tests:
+        style = MARKS.get(str(t.get("status")), ("", ""))[1]
+        table.add_row(*(Text(test_cell(t, c)) for c in columns), style=style or None)
+    return table
+
+
+def math_as_code(markdown: str) -> str:
+    """TeX left as TeX: ``$...$`` and ``$$...$$`` become code so markdown does not eat their
+    ``_`` and ``*``."""
+    markdown = re.sub(
+        r"\$\$(.+?)\$\$", lambda m: f"\n```tex\n{m.group(1).strip()}\n```\n", markdown, flags=re.S
+    )
+    return re.sub(r"(?<![\\`$])\$([^$\n]+?)\$", lambda m: f"`${m.group(1)}$`", markdown)
+
+
+def problem_markdown(problem: dict[str, Any]) -> str:
+    """The statement plus the signature and requirements, as Markdown with TeX math."""
+    parts = [str(problem.get("statement_markdown", ""))]
+    if problem.get("signature"):
+        parts.append(f"## Signature\n\n```python\n{problem['signature']}\n```")
+    requirements = dicts(problem.get("requirements"))
+    if requirements:
+        lines = [
+            f"{i}. **{r.get('title', '')}** (`{r.get('id', '')}`): {r.get('text', '')}"
+            for i, r in enumerate(requirements, 1)
+        ]
+        parts.append("## Requirements\n\n" + "\n".join(lines))
+    return "\n\n".join(parts)
+
+
+def problem_renderable(problem: dict[str, Any]) -> RenderableType:
+    return Markdown(math_as_code(problem_markdown(problem)))
+
+
+def problems_table(problems: Iterable[dict[str, Any]]) -> Table:
+    table = Table(title="Problems", title_justify="left")
+    for column in ("ID", "Title", "Difficulty", "Summary"):
+        table.add_column(column, overflow="fold", no_wrap=column == "ID")
+    for p in problems:
+        table.add_row(*(Text(fmt(p.get(k))) for k in ("id", "title", "difficulty", "summary")))
+    return table
+
+
+def record_cell(value: Any) -> str:
+    """A list of objects (e.g. warnings) by their codes or names; anything else as ``fmt``."""
+    if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        return ", ".join(str(v.get("code", v.get("name", "…"))) for v in value)
+    return fmt(value)
+
+
+def records_table(title: str, rows: list[dict[str, Any]]) -> Table:
+    """Any list of JSON objects: one column per field."""
+    keys: dict[str, None] = {}
+    for row in rows:
+        keys.update(dict.fromkeys(row))
+    table = Table(title=Text(title), title_justify="left")
+    for column in keys:
+        table.add_column(humanize(column), overflow="fold")
+    for row in rows:
+        table.add_row(*(Text(record_cell(row.get(column))) for column in keys))
+    return table
+
+
+def to_text(renderable: RenderableType, width: int | None = None) -> str:
+    """Plain text (no colour codes) for a REPL or a log; as wide as the terminal, at least 100."""
+    width = width or max(100, shutil.get_terminal_size((120, 24)).columns)
+    buffer = io.StringIO()
+    # Not Jupyter's display: there rich would show it as its own output instead of returning it.
+    console = Console(
+        file=buffer, width=width, color_system=None, force_terminal=False, force_jupyter=False
+    )
+    console.print(renderable)
+    return buffer.getvalue().rstrip() + "\n"

@@ -1,0 +1,68 @@
+"""A real notebook, executed by nbclient on an ipykernel, uses the client the way a student
+would: fetch the problem, submit a wrong function, read the diagnosis, fix it, get accepted."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from tests.client.conftest import PROBLEM, Grader
+from tests.support.codes import CORRECT, WRONG
+
+pytestmark = pytest.mark.timeout(300)
+
+# The solutions as a student writes them in a cell: `import numpy as np` in its own cell, the
+# function in another, so the submission needs the client to carry the import along.
+WRONG_CELL = WRONG.replace("import numpy as np\n", "")
+FIXED_CELL = CORRECT.replace("import numpy as np\n", "")
+assert "np." in WRONG_CELL and "import numpy" not in WRONG_CELL
+
+
+def notebook(url: str) -> nbformat.NotebookNode:
+    cells = [
+        f"from tensorjudge_client import Judge\njudge = Judge({url!r})",
+        f"judge.problem({PROBLEM!r})",
+        "import numpy as np",
+        WRONG_CELL,
+        f"wrong = judge.submit({PROBLEM!r}, multi_head_attention)\nwrong",
+        FIXED_CELL,
+        f"fixed = judge.submit({PROBLEM!r}, multi_head_attention)\nfixed",
+        "print(wrong.verdict, fixed.verdict, wrong.id != fixed.id)",
+    ]
+    return nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+
+
+def outputs(cell: Any, kind: str) -> list[Any]:
+    return [o["data"][kind] for o in cell.outputs if kind in o.get("data", {})]
+
+
+def test_notebook_submits_a_wrong_function_then_the_fix(grader: Grader):
+    nb = notebook(grader.url)
+    NotebookClient(nb, kernel_name="python3", timeout=240).execute()
+    errors = [o for c in nb.cells for o in c.outputs if o["output_type"] == "error"]
+    assert not errors, json.dumps(errors, indent=1)[:3000]
+
+    problem = nb.cells[1]
+    markdown = outputs(problem, "text/markdown")
+    assert markdown and markdown[0].startswith("# Multi-head attention")
+    assert "$d_{model}$" in markdown[0]  # math for Jupyter's renderer
+
+    wrong = outputs(nb.cells[4], "text/html")
+    assert wrong, "the result shows as HTML in Jupyter"
+    html = wrong[0]
+    assert 'data-verdict="wrong_answer"' in html
+    assert 'data-code="missing-wo"' in html and "Output projection W_o missing" in html
+    assert "Hint:" in html
+    assert 'data-requirement="merge-and-project"' in html and "(failed)" in html
+    assert "<svg" in html and 'data-picture="heatmap"' in html  # the error heat map
+    # The text view is there too, for a frontend that cannot show HTML.
+    assert "missing-wo" in outputs(nb.cells[4], "text/plain")[0]
+
+    fixed = outputs(nb.cells[6], "text/html")
+    assert fixed and 'data-verdict="accepted"' in fixed[0]
+    printed = "".join(o.get("text", "") for o in nb.cells[7].outputs)
+    assert printed.strip() == "wrong_answer accepted True"

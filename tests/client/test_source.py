@@ -1,0 +1,91 @@
+"""A function object becomes code that runs on its own: its source plus what it uses from its
+module. Each produced text is executed in a fresh namespace, as the sandbox would."""
+
+from __future__ import annotations
+
+import math
+import sys
+import textwrap
+import types
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from tensorjudge_client import SourceError, function_source
+
+
+def module_from(source: str, name: str) -> types.ModuleType:
+    """A module defined from text in a real file, so inspect.getsource can read it back."""
+    import importlib.util
+    import tempfile
+    from pathlib import Path
+
+    folder = Path(tempfile.mkdtemp(prefix="tj-source-"))
+    path = folder / f"{name}.py"
+    path.write_text(textwrap.dedent(source))
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def run_alone(code: str, entry: str, *args: Any) -> Any:
+    namespace: dict[str, Any] = {}
+    exec(compile(code, "<submission>", "exec"), namespace)
+    return namespace[entry](*args)
+
+
+def test_imports_helpers_and_constants_go_along():
+    module = module_from(
+        """
+        import numpy as np
+        import numpy.linalg as la
+        from math import sqrt as root
+        from numpy import linalg
+
+        SCALE = 2.0
+        UNUSED = "never referenced"
+
+        def helper(x):
+            return np.asarray(x) * SCALE
+
+        def inner_helper(x):
+            return root(float(la.norm(x))) + float(linalg.norm(x)) * 0
+
+        def solve(x):
+            def nested(y):
+                return inner_helper(y)
+            return helper(x).sum() + nested(x)
+        """,
+        "tj_source_case",
+    )
+    code = function_source(module.solve)
+    assert "import numpy as np" in code
+    assert "import numpy.linalg as la" in code
+    assert "from math import sqrt as root" in code
+    assert "from numpy import linalg" in code
+    assert "SCALE = 2.0" in code and "UNUSED" not in code
+    assert "def helper(" in code and "def inner_helper(" in code
+    assert run_alone(code, "solve", [1.0, 2.0]) == pytest.approx(module.solve([1.0, 2.0]))
+
+
+def test_an_indented_function_is_dedented():
+    def outer() -> Callable[[float], float]:
+        def f(x: float) -> float:
+            return math.floor(x)
+
+        return f
+
+    code = function_source(outer())
+    assert code.startswith("import math\n")
+    assert "\ndef f(x: float) -> float:" in code
+    assert run_alone(code, "f", 2.7) == 2
+
+
+def test_lambdas_and_non_functions_are_refused_with_a_reason():
+    with pytest.raises(SourceError, match="lambda"):
+        function_source(lambda x: x)
+    with pytest.raises(SourceError, match="expected a function"):
+        function_source(len)  # type: ignore[arg-type]
