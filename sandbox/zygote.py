@@ -27,7 +27,8 @@ Each request becomes a child (C) that, before it reads its job or touches any su
 1. unshares fresh user, mount, pid, net, ipc and uts namespaces (uid 65534 inside) and forks the
    run's supervisor (G), pid 1 of the new pid namespace (C only waits for it);
 2. G mounts a fresh procfs of its pid namespace on /proc (with /proc/sys, sysrq-trigger, irq and
-   bus read-only, as bwrap leaves them), sends one byte on the run socket so the host learns its
+   bus read-only, as bwrap leaves them) and an empty read-only /dev/pts (the zygote's devpts
+   instance would be shared by every run), sends one byte on the run socket so the host learns its
    host pid (SCM_CREDENTIALS) and moves it into the run's cgroup, then waits for the go-ahead.
    The host may prime runs this far ahead of demand (spares): nothing of a submission exists yet;
 3. the go-ahead is ``G``, a 4-byte big-endian length and a JSON object ``{"rlimits": [[resource,
@@ -154,6 +155,11 @@ def _supervise(run_fd: int, err_fd: int, bpf: bytes) -> None:
         if os.path.exists(path):
             _mount(path, path, None, MS_BIND | MS_REC, b"")
             _mount(b"none", path, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_REC, b"")
+    # The zygote's /dev/pts (one devpts instance) would be every run's: a run could open another's
+    # terminal. A run gets none (a read-only empty tmpfs over it; /dev/ptmx points into it).
+    _mount(
+        b"tmpfs", b"/dev/pts", b"tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, b"size=4k"
+    )
     with contextlib.suppress(OSError):
         socket.sethostname("sandbox")
     run = socket.socket(fileno=run_fd)

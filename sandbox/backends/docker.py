@@ -13,7 +13,6 @@ the runner's diagnostics. The container is force-removed in every case.
 from __future__ import annotations
 
 import contextlib
-import errno
 import io
 import json
 import math
@@ -31,10 +30,10 @@ from docker.errors import DockerException, ImageNotFound, NotFound
 from docker.types import LogConfig, Ulimit
 from requests.exceptions import RequestException
 
+from sandbox import seccomp
 from sandbox.backends.common import SANDBOX_STDERR_CAP, RawRun, interpret
 from sandbox.backends.runtime import RUNNER
 from sandbox.protocol import Limits, RunRequest, RunResult
-from sandbox.seccomp import DENIED, NAMESPACE_FLAGS, TIOCSTI
 from sandbox.wire import encode_job, stream_cap
 
 DEFAULT_IMAGE = "tensorjudge/sandbox:latest"
@@ -80,29 +79,7 @@ class StaleImageError(DockerUnavailableError):
 def seccomp_profile() -> str:
     """The bwrap backend's system-call policy in Docker's JSON form, so both backends deny the
     same calls. Docker's own default profile lets ptrace and io_uring through on this engine."""
-    eperm = {"action": "SCMP_ACT_ERRNO", "errnoRet": errno.EPERM}
-    rules: list[dict[str, Any]] = [{"names": list(DENIED), **eperm}]
-    rules.append(
-        {
-            "names": ["ioctl"],
-            "args": [
-                {"index": 1, "value": TIOCSTI, "valueTwo": 0xFFFFFFFF, "op": "SCMP_CMP_MASKED_EQ"}
-            ],
-            **eperm,
-        }
-    )
-    for flag in NAMESPACE_FLAGS:
-        rules.append(
-            {
-                "names": ["clone"],
-                "args": [{"index": 0, "value": flag, "valueTwo": flag, "op": "SCMP_CMP_MASKED_EQ"}],
-                **eperm,
-            }
-        )
-    # clone3 passes its flags in memory a filter cannot read: ENOSYS makes libc fall back to clone.
-    rules.append({"names": ["clone3"], "action": "SCMP_ACT_ERRNO", "errnoRet": errno.ENOSYS})
-    profile = {"defaultAction": "SCMP_ACT_ALLOW", "syscalls": rules}
-    return json.dumps(profile, separators=(",", ":"))
+    return json.dumps(seccomp.docker_profile(), separators=(",", ":"))
 
 
 def container_options(limits: Limits) -> dict[str, Any]:
