@@ -28,6 +28,7 @@ from sandbox import seccomp
 from sandbox.backends import cgroup
 from sandbox.backends.common import (
     LAUNCHER_TASKS,
+    CpuBudget,
     Launched,
     RawRun,
     apply_rlimits,
@@ -195,6 +196,7 @@ class BwrapSandbox:
                     stream_cap=stream_cap(request),
                     extra_kill=cg.kill_all if cg else None,
                     oom_fd=started.oom_fd,
+                    cpu=cpu_budget(cg, request.limits),
                 )
         finally:
             if cg is not None:
@@ -232,6 +234,13 @@ class StartedSandbox:
             self.oom_fd = None
         if self.cgroup is not None:
             self.cgroup.remove()
+
+
+def cpu_budget(cg: cgroup.RunCgroup | None, limits: Limits) -> CpuBudget | None:
+    """The run's CPU budget over its cgroup's accounting, from now on (None without one)."""
+    if cg is None or cg.cpu_seconds() is None:
+        return None
+    return CpuBudget(limits, cg.cpu_seconds, cg.cpu_cores())
 
 
 def _explain_launch_failure(raw: RawRun) -> RawRun:

@@ -43,7 +43,7 @@ from pathlib import Path
 
 from sandbox import seccomp
 from sandbox.backends import cgroup
-from sandbox.backends.bwrap import RUNNER_INSIDE, SITE, BwrapSandbox
+from sandbox.backends.bwrap import RUNNER_INSIDE, SITE, BwrapSandbox, cpu_budget
 from sandbox.backends.common import RawRun, interpret, read_streams, rlimits
 from sandbox.protocol import Limits, RunRequest, RunResult
 from sandbox.wire import encode_job, stream_cap
@@ -563,6 +563,7 @@ def _collect(run: _Primed, job: bytes, request: RunRequest) -> RawRun:
         deadline=start + request.limits.wall_seconds,
         cap=cap,
         oom_fd=run.oom_fd,
+        cpu=cpu_budget(cg, request.limits),
     )
     # The supervisor wrote its last frame, closed its stream or ran out of time: end its whole
     # namespace (not waiting for its exit saves the namespace teardown, ~2 ms).
