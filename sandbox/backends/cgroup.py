@@ -177,18 +177,7 @@ class RunCgroup:
     def cpu_seconds(self) -> float | None:
         """CPU time used so far by every process the cgroup ever held, None if unreadable."""
         d = self.dirs.get("cpuacct")
-        if d is None:
-            return None
-        try:
-            if self.version == 1:
-                return int((d / "cpuacct.usage").read_text()) / 1e9
-            for line in (d / "cpu.stat").read_text().splitlines():
-                key, _, value = line.partition(" ")
-                if key == "usage_usec":
-                    return int(value) / 1e6
-        except (OSError, ValueError):
-            pass
-        return None
+        return cpu_seconds_in(d) if d is not None else None
 
     def oom_killed(self) -> bool:
         d = self.dirs["memory"]
@@ -257,6 +246,38 @@ class RunCgroup:
                         break
                     time.sleep(pause)
                     pause = min(pause * 2, 0.01)
+
+
+def cpu_seconds_in(d: Path) -> float | None:
+    """The CPU time counted in cgroup directory ``d`` (v1 cpuacct or v2), None if unreadable."""
+    try:
+        if (d / "cpuacct.usage").exists():
+            return int((d / "cpuacct.usage").read_text()) / 1e9
+        for line in (d / "cpu.stat").read_text().splitlines():
+            key, _, value = line.partition(" ")
+            if key == "usage_usec":
+                return int(value) / 1e6
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def process_cgroup_dir(pid: int) -> Path | None:
+    """The cgroup directory that accounts the CPU time of process ``pid`` (v1 cpuacct, or v2)."""
+    try:
+        lines = Path(f"/proc/{pid}/cgroup").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        ctls = controllers.split(",")
+        if "cpuacct" in ctls:
+            return CGROUP_ROOT / ",".join(ctls) / path.lstrip("/")
+    if (CGROUP_ROOT / "cgroup.controllers").exists():
+        for line in lines:
+            if line.startswith("0::"):
+                return CGROUP_ROOT / line[3:].lstrip("/")
+    return None
 
 
 def join(procs_files: list[str]) -> None:

@@ -8,7 +8,6 @@ every backend, including docker: give it the runner's stdout and what the host o
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 import resource
 import select
@@ -83,6 +82,7 @@ class CpuBudget:
         self.cores = cores or float(os.cpu_count() or 1)
         self._base = usage() or 0.0
         self.used = 0.0
+        self._next = time.monotonic() + self._wait()
 
     def exceeded(self) -> bool:
         """Read the usage now; whether the run went past its budget."""
@@ -91,8 +91,21 @@ class CpuBudget:
             self.used = max(self.used, now - self._base)
         return self.used > self.seconds
 
-    def wait_seconds(self) -> float:
-        """How long the run may go on before it could have exceeded the budget."""
+    def due_and_exceeded(self) -> bool:
+        """Whether the budget is gone, reading the usage only once it could be."""
+        now = time.monotonic()
+        if now < self._next:
+            return False
+        if self.exceeded():
+            return True
+        self._next = now + self._wait()
+        return False
+
+    def timeout(self, seconds: float) -> float:
+        """``seconds``, or less if the usage must be read again before then."""
+        return max(0.0, min(seconds, self._next - time.monotonic()))
+
+    def _wait(self) -> float:
         return max((self.seconds - self.used) / self.cores, CPU_CHECK_SECONDS)
 
 
@@ -267,19 +280,15 @@ def read_streams(
     poller = select.poll()
     for fd in (*open_fds, *([oom_fd] if oom_fd is not None else [])):
         poller.register(fd, select.POLLIN)
-    cpu_check = time.monotonic() + cpu.wait_seconds() if cpu is not None else math.inf
     while open_fds and not frames.ended and not streams.oom and not streams.overflow:
-        now = time.monotonic()
-        if now >= cpu_check and cpu is not None:
-            if cpu.exceeded():
-                streams.cpu_exceeded = True
-                break
-            cpu_check = now + cpu.wait_seconds()
-        remaining = deadline - now
+        if cpu is not None and cpu.due_and_exceeded():
+            streams.cpu_exceeded = True
+            break
+        remaining = deadline - time.monotonic()
         if remaining <= 0:
             streams.timed_out = True
             break
-        for fd, _ in poller.poll(min(remaining, cpu_check - now) * 1000):
+        for fd, _ in poller.poll((cpu.timeout(remaining) if cpu else remaining) * 1000):
             if fd == oom_fd:
                 streams.oom = True
                 break

@@ -22,6 +22,7 @@ import socket
 import struct
 import tarfile
 import time
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
@@ -31,7 +32,8 @@ from docker.types import LogConfig, Ulimit
 from requests.exceptions import RequestException
 
 from sandbox import seccomp
-from sandbox.backends.common import SANDBOX_STDERR_CAP, RawRun, interpret
+from sandbox.backends import cgroup
+from sandbox.backends.common import SANDBOX_STDERR_CAP, CpuBudget, RawRun, interpret
 from sandbox.backends.runtime import RUNNER
 from sandbox.protocol import Limits, RunRequest, RunResult
 from sandbox.wire import encode_job, stream_cap
@@ -48,6 +50,8 @@ RUNNER_COMMAND = [
     "/opt/venv/site-packages",
 ]
 SANDBOX_USER = "10001:10001"
+# The container's CPU quota, as a bwrap run's cgroup has (see cgroup.py).
+CPU_CORES = 1.0
 LABEL = "tensorjudge.sandbox"
 DEADLINE_LABEL = "tensorjudge.deadline"
 OWNER_LABEL = "tensorjudge.owner"  # which DockerSandbox made it: several may share an engine
@@ -112,7 +116,7 @@ def container_options(limits: Limits) -> dict[str, Any]:
         "pids_limit": processes,
         "mem_limit": memory,
         "memswap_limit": memory,
-        "nano_cpus": 1_000_000_000,
+        "nano_cpus": int(CPU_CORES * 1_000_000_000),
         "ulimits": [
             # SIGXCPU at the soft limit, SIGKILL one second later.
             Ulimit(name="cpu", soft=cpu, hard=cpu + 1),
@@ -201,19 +205,23 @@ class DockerSandbox:
                 container.start()
                 # The wall clock starts once the runner exists, as for the local backends.
                 deadline = time.monotonic() + limits.wall_seconds
-                raw = _exchange(conn, job, cap, deadline)
+                cpu = CpuBudget(limits, self._cpu_usage(container), CPU_CORES)
+                raw = _exchange(conn, job, cap, deadline, cpu)
+                # A run that ended between two readings may still have gone past its budget.
+                raw.cpu_exceeded = raw.cpu_exceeded or cpu.exceeded()
             finally:
                 # The hijacked connection is ours alone: close it, not only its file wrapper.
                 conn.close()
                 attached.close()
-            if not (raw.timed_out or raw.stream_overflow):
+            stopped = raw.timed_out or raw.stream_overflow or raw.cpu_exceeded
+            if not stopped:
                 try:
                     # The streams ended, so the runner has; the engine may take a moment.
                     remaining = max(0.0, deadline - time.monotonic())
                     status = container.wait(timeout=remaining + _KILL_WAIT_SECONDS)
                 except RequestException:
                     raw.timed_out = True
-            if raw.timed_out or raw.stream_overflow:
+            if stopped or raw.timed_out:
                 with contextlib.suppress(NotFound, DockerException, RequestException):
                     container.kill()
                 status = container.wait(timeout=_KILL_WAIT_SECONDS)
@@ -235,6 +243,24 @@ class DockerSandbox:
             if container is not None:
                 with contextlib.suppress(NotFound, DockerException, RequestException):
                     container.remove(force=True)
+
+    def _cpu_usage(self, container: Any) -> Callable[[], float | None]:
+        """Reads the CPU time of all the container's processes: from its cgroup where this host
+        shows it (the engine is local), else from the engine's statistics."""
+        with contextlib.suppress(DockerException, RequestException, KeyError):
+            container.reload()
+            found = cgroup.process_cgroup_dir(int(container.attrs["State"]["Pid"] or 0))
+            if found is not None and cgroup.cpu_seconds_in(found) is not None:
+                return lambda: cgroup.cpu_seconds_in(found)
+
+        def from_engine() -> float | None:
+            try:
+                stats = self.client.api.stats(container.id, stream=False, one_shot=True)
+                return int(stats["cpu_stats"]["cpu_usage"]["total_usage"]) / 1e9
+            except (DockerException, RequestException, KeyError, TypeError, ValueError):
+                return None
+
+        return from_engine
 
     def _labels(self, lifetime_seconds: float) -> dict[str, str]:
         """Marks a container as ours, with the time after which prune() may remove it."""
@@ -270,9 +296,11 @@ class DockerSandbox:
         return removed
 
 
-def _exchange(conn: socket.socket, job: bytes, cap: int, deadline: float) -> RawRun:
+def _exchange(
+    conn: socket.socket, job: bytes, cap: int, deadline: float, cpu: CpuBudget | None = None
+) -> RawRun:
     """Write the job, then read the multiplexed output until the container ends, the result
-    stream passes ``cap`` bytes, or the deadline passes."""
+    stream passes ``cap`` bytes, the deadline passes or the ``cpu`` budget is used up."""
     raw = RawRun(stdout=b"")
     stdout = bytearray()
     stderr = bytearray()
@@ -282,12 +310,16 @@ def _exchange(conn: socket.socket, job: bytes, cap: int, deadline: float) -> Raw
     buffer = bytearray()
     try:
         while True:
+            if cpu is not None and cpu.due_and_exceeded():
+                raw.cpu_exceeded = True
+                return raw
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raw.timed_out = True
                 return raw
             wanted = [conn] if writing else []
-            readable, writable, _ = select.select([conn], wanted, [], remaining)
+            wait = cpu.timeout(remaining) if cpu is not None else remaining
+            readable, writable, _ = select.select([conn], wanted, [], wait)
             if writable:
                 try:
                     pending = pending[conn.send(pending[: 1 << 16]) :]
