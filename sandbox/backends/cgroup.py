@@ -10,8 +10,8 @@ CPU: the cfs quota holds all of a run's processes and threads together to one co
 numeric submission with one BLAS thread needs; a run can no more take the others' share of the
 machine by forking), and the cgroup's CPU accounting is what the host holds against the run's CPU
 time limit (``cpu_seconds``), across all its processes. Where the host has no cpu controller to
-give, memory and pids limits still apply and CPU is bounded per process (RLIMIT_CPU) only; that is
-logged once too.
+give, memory and pids limits still apply, there is no quota, and the run's CPU time is read from
+its process tree (``proctree.py``); that is logged once too.
 """
 
 from __future__ import annotations
@@ -61,7 +61,11 @@ def _no_cpu(reason: object) -> None:
     global _warned_cpu
     if not _warned_cpu:
         _warned_cpu = True
-        log.warning("no per-run CPU controller (%s): CPU time is limited per process only", reason)
+        log.warning(
+            "no per-run CPU controller (%s): no CPU quota, and a run's CPU time is read from "
+            "its processes in /proc",
+            reason,
+        )
 
 
 class RunCgroup:

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from sandbox.backends.bwrap import BwrapSandbox
 from sandbox.backends.common import CPU_OVERHEAD_SECONDS
 from sandbox.protocol import Limits, RunResult, Sandbox
 from tests.sandbox.helpers import FAST, assert_grader_still_works, run
@@ -113,4 +114,13 @@ def test_a_spinning_run_cannot_push_a_concurrent_correct_run_past_its_limits(
     assert good.status == "ok", good.message
     assert good.cases[0].output is not None
     np.testing.assert_array_equal(good.cases[0].output, a * 2)
+    assert_grader_still_works(sandbox)
+
+
+def test_without_a_cgroup_the_budget_counts_the_run_s_process_tree() -> None:
+    sandbox = BwrapSandbox(use_cgroup=False)
+    result = run(sandbox, SPINNERS, limits=ATTACK)
+    assert result.status == "time_limit_exceeded", result.message
+    assert "CPU limit" in result.message, result.message
+    assert result.wall_seconds < ATTACK.wall_seconds, result.wall_seconds
     assert_grader_still_works(sandbox)
