@@ -24,8 +24,9 @@ from sandbox.wire import OUTPUT_KILL_FACTOR, EndFrameScanner, ParsedStream, pars
 SANDBOX_STDERR_CAP = 16 * 1024
 # Extra tasks beyond Limits.max_processes: launcher, its init, the supervisor.
 LAUNCHER_TASKS = 3
-# Queued signals a run may have pending at once, all its processes together.
+# Queued signals a run may have pending at once, all its processes together; locked memory.
 SIGPENDING = 256
+MEMLOCK_BYTES = 64 * 1024
 
 
 @dataclass
@@ -54,11 +55,11 @@ def rlimits(limits: Limits) -> list[tuple[int, tuple[int, int]]]:
         (resource.RLIMIT_FSIZE, (limits.file_bytes, limits.file_bytes)),
         (resource.RLIMIT_NOFILE, (64, 64)),
         (resource.RLIMIT_CORE, (0, 0)),
-        # Per-user kernel counters a run has no use for: the fork server's runs are all charged,
-        # at the top of their user namespaces, to the zygote's host uid, so each run's own share
-        # is kept at (or near) nothing.
+        # Per-user kernel counters a run has little use for: the fork server's runs are all
+        # charged, at the top of their user namespaces, to the zygote's host uid, so each run's
+        # own share is kept small.
         (resource.RLIMIT_MSGQUEUE, (0, 0)),
-        (resource.RLIMIT_MEMLOCK, (0, 0)),
+        (resource.RLIMIT_MEMLOCK, (MEMLOCK_BYTES, MEMLOCK_BYTES)),
         (resource.RLIMIT_SIGPENDING, (SIGPENDING, SIGPENDING)),
     ]
 
