@@ -13,7 +13,7 @@ import pytest
 from sandbox.backends.bwrap import BwrapSandbox
 from sandbox.backends.common import CPU_OVERHEAD_SECONDS
 from sandbox.protocol import Limits, RunResult, Sandbox
-from tests.sandbox.helpers import FAST, assert_grader_still_works, run
+from tests.sandbox.helpers import FAST, assert_grader_still_works, run, run_watched
 from tests.sandbox.test_cross_run import unwrapped
 
 pytestmark = [pytest.mark.timeout(180), pytest.mark.slow]
@@ -49,22 +49,13 @@ def cgroup_cpu_seconds(sandbox: Sandbox) -> float | None:
 
 def test_sixty_spinning_children_share_one_cpu_budget(sandbox: Sandbox) -> None:
     seen: list[float] = []
-    done = threading.Event()
 
     def sample() -> None:  # the run's total CPU as its cgroup counts it, while it runs
-        while not done.is_set():
-            used = cgroup_cpu_seconds(sandbox)
-            if used is not None:
-                seen.append(used)
-            time.sleep(0.02)
+        used = cgroup_cpu_seconds(sandbox)
+        if used is not None:
+            seen.append(used)
 
-    sampler = threading.Thread(target=sample)
-    sampler.start()
-    try:
-        result = run(sandbox, SPINNERS, limits=ATTACK)
-    finally:
-        done.set()
-        sampler.join()
+    result = run_watched(sandbox, SPINNERS, sample, every=0.02, limits=ATTACK)
     assert result.status == "time_limit_exceeded", result.message
     assert "CPU limit" in result.message, result.message
     budget = ATTACK.cpu_seconds + CPU_OVERHEAD_SECONDS

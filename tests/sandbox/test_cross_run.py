@@ -13,7 +13,7 @@ from collections.abc import Callable
 import pytest
 
 from sandbox.protocol import Limits, RunResult, Sandbox
-from tests.sandbox.helpers import FAST, assert_grader_still_works, run
+from tests.sandbox.helpers import FAST, assert_grader_still_works, run, run_watched
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -199,24 +199,15 @@ def test_no_file_watches_and_no_share_of_the_host_s_inotify_quota(sandbox: Sandb
     inotify instance of its host uid made the host's own inotify_init1 fail."""
     libc = ctypes.CDLL(None, use_errno=True)
     host_failures: list[int] = []
-    stop = threading.Event()
 
     def host_watches() -> None:
-        while not stop.is_set():
-            fd = libc.inotify_init1(0)
-            if fd < 0:
-                host_failures.append(ctypes.get_errno())
-            else:
-                ctypes.CDLL(None).close(fd)
-            time.sleep(0.05)
+        fd = libc.inotify_init1(0)
+        if fd < 0:
+            host_failures.append(ctypes.get_errno())
+        else:
+            libc.close(fd)
 
-    watcher = threading.Thread(target=host_watches)
-    watcher.start()
-    try:
-        result = run(sandbox, WATCHES, limits=SIDE_BY_SIDE)
-    finally:
-        stop.set()
-        watcher.join()
+    result = run_watched(sandbox, WATCHES, host_watches, limits=SIDE_BY_SIDE)
     out = report(result)
     assert out["inotify instances"] == 0, out
     assert out["inotify error"] in DENIED and out["fanotify"] in DENIED, out

@@ -5,15 +5,13 @@ from __future__ import annotations
 
 import contextlib
 import os
-import threading
-import time
 from pathlib import Path
 
 import pytest
 
 from sandbox.backends.forkserver import ForkServerSandbox
 from sandbox.protocol import Sandbox
-from tests.sandbox.helpers import FAST, assert_grader_still_works, run, run_processes
+from tests.sandbox.helpers import FAST, assert_grader_still_works, run_processes, run_watched
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -52,22 +50,14 @@ def live_run_pids(sandbox: Sandbox) -> set[int]:
 
 def test_every_process_of_a_run_has_an_unprivileged_host_uid(sandbox: Sandbox) -> None:
     seen: dict[int, list[int]] = {}
-    done = threading.Event()
 
-    def watch() -> None:
-        while not done.is_set():
-            for pid in live_run_pids(sandbox):
-                with contextlib.suppress(OSError):
-                    seen.setdefault(pid, host_uids(pid))
-            time.sleep(0.05)
+    def look() -> None:
+        for pid in live_run_pids(sandbox):
+            with contextlib.suppress(OSError):
+                seen.setdefault(pid, host_uids(pid))
 
-    watcher = threading.Thread(target=watch)
-    watcher.start()
-    try:
-        result = run(sandbox, LINGERS, limits=FAST.model_copy(update={"wall_seconds": 8.0}))
-    finally:
-        done.set()
-        watcher.join()
+    limits = FAST.model_copy(update={"wall_seconds": 8.0})
+    result = run_watched(sandbox, LINGERS, look, limits=limits)
     assert result.status == "ok", result.message
     # The supervisor, the worker and its child at least (and the launcher where there is one).
     assert len(seen) >= 3, seen
