@@ -106,10 +106,11 @@ class RunCgroup:
                 with contextlib.suppress(OSError):
                     (d / "memory.swap.max").write_text("0")
                 (d / "pids.max").write_text(str(max_tasks))
-                v2 = {"memory": d, "pids": d}
+                # cpu.stat's usage_usec counts CPU time with or without the cpu controller.
+                v2 = {"memory": d, "pids": d, "cpuacct": d}
                 if (d / "cpu.max").exists():
                     (d / "cpu.max").write_text(f"{CPU_QUOTA_US} {CPU_PERIOD_US}")
-                    v2["cpu"] = v2["cpuacct"] = d  # cpu.stat's usage_usec is the accounting
+                    v2["cpu"] = d
                 return cls(v2, 2, memory_bytes, max_tasks)
             dirs: dict[str, Path] = {}
             for ctl in ("memory", "pids", "cpu", "cpuacct"):

@@ -32,7 +32,7 @@ from docker.types import LogConfig, Ulimit
 from requests.exceptions import RequestException
 
 from sandbox import seccomp
-from sandbox.backends import cgroup
+from sandbox.backends import cgroup, unprivileged
 from sandbox.backends.common import SANDBOX_STDERR_CAP, CpuBudget, RawRun, interpret
 from sandbox.backends.runtime import RUNNER
 from sandbox.protocol import Limits, RunRequest, RunResult
@@ -49,7 +49,7 @@ RUNNER_COMMAND = [
     "--sys-path",
     "/opt/venv/site-packages",
 ]
-SANDBOX_USER = "10001:10001"
+SANDBOX_USER = "10001:10001"  # the image's own user; each run is given a host uid of its own
 # The container's CPU quota, as a bwrap run's cgroup has (see cgroup.py).
 CPU_CORES = 1.0
 LABEL = "tensorjudge.sandbox"
@@ -57,8 +57,8 @@ DEADLINE_LABEL = "tensorjudge.deadline"
 OWNER_LABEL = "tensorjudge.owner"  # which DockerSandbox made it: several may share an engine
 # Docker multiplexes stdout (1) and stderr (2) on the attach socket: type, 3 pad, length.
 _MUX_HEADER = struct.Struct(">BxxxL")
-# RLIMIT_NPROC counts every process of the uid on the host, across concurrent containers, so it
-# is only a backstop; the per-container bound is pids_limit.
+# RLIMIT_NPROC counts every process of the uid on the host (each run has its own): a backstop;
+# the per-container bound is pids_limit.
 _NPROC_FACTOR = 16
 _NOFILE = 64  # as common.rlimits
 # After a kill, how long to wait for the engine to report the container's end.
@@ -137,8 +137,13 @@ def container_options(limits: Limits) -> dict[str, Any]:
 class DockerSandbox:
     name = "docker"
 
-    def __init__(self, image: str = DEFAULT_IMAGE, base_url: str | None = None) -> None:
+    def __init__(
+        self, image: str = DEFAULT_IMAGE, base_url: str | None = None, host_uid_base: int = 200_000
+    ) -> None:
         self.image = image
+        # Each container runs as a host uid of its own (no user namespace: the container's uid is
+        # the host's), so per-user kernel counters and RLIMIT_NPROC count that run alone.
+        self.host_uids = unprivileged.HostUids(host_uid_base)
         self.last_run_id = ""  # the TENSORJUDGE_RUN value of the latest run, for diagnostics
         self.owner = secrets.token_hex(8)
         self._next_prune = time.monotonic() + _PRUNE_EVERY_SECONDS
@@ -187,6 +192,8 @@ class DockerSandbox:
         options = container_options(limits)
         # Not a secret: it lets the host find this run's processes (as for bwrap).
         options["environment"] = {"TENSORJUDGE_RUN": run_id}
+        host_uid = self.host_uids.take()
+        options["user"] = f"{host_uid}:{host_uid}"
         started = time.monotonic()
         container = None
         try:
@@ -243,6 +250,7 @@ class DockerSandbox:
             if container is not None:
                 with contextlib.suppress(NotFound, DockerException, RequestException):
                     container.remove(force=True)
+            self.host_uids.give(host_uid)
 
     def _cpu_usage(self, container: Any) -> Callable[[], float | None]:
         """Reads the CPU time of all the container's processes: from its cgroup where this host
