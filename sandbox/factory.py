@@ -65,7 +65,9 @@ def make_sandbox(settings: SandboxSettings) -> Sandbox:
         # Imported lazily: the Docker SDK is only needed by deployments that choose it.
         docker_backend = importlib.import_module("sandbox.backends.docker")
         sandbox: Sandbox = docker_backend.DockerSandbox(
-            image=settings.docker_image, base_url=settings.docker_url
+            image=settings.docker_image,
+            base_url=settings.docker_url,
+            host_uid_base=settings.sandbox_host_uid_base,
         )
         return sandbox
     if kind == "process":

@@ -1,7 +1,10 @@
-"""The seccomp filter of the bwrap backend, built with libseccomp (pyseccomp) and exported as BPF.
+"""The sandbox's system-call policy: one list of rules (``rules``), compiled to BPF with
+libseccomp (pyseccomp) for the bwrap backends and written as Docker's JSON profile by the docker
+backend, so every backend denies the same calls.
 
-Default allow, with EPERM for the system calls a numeric submission never needs and that widen the
-kernel's attack surface or could reach outside the namespaces.
+Default allow, with an error for the system calls a numeric submission never needs and that widen
+the kernel's attack surface, could reach outside the namespaces, or let one run signal to or watch
+another through what runs share (the read-only runtime files, the kernel's socket families).
 """
 
 from __future__ import annotations
@@ -9,7 +12,9 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import socket
 import tempfile
+from dataclasses import dataclass
 from functools import lru_cache
 
 import pyseccomp as sc
@@ -29,6 +34,11 @@ DENIED = (
     "adjtimex", "syslog", "quotactl", "vhangup", "iopl", "ioperm",
     # file handles bypass path checks; personality can disable ASLR
     "name_to_handle_at", "open_by_handle_at", "personality", "lookup_dcookie", "uselib",
+    # Locks and watches on files every run shares (the runtime is bind-mounted read-only into all
+    # of them) carry signals between runs, and a watch sees other runs' opens and reads; the
+    # instances also count against a per-user kernel quota.
+    "flock", "inotify_init", "inotify_init1", "inotify_add_watch", "fanotify_init",
+    "fanotify_mark",
 )  # fmt: skip
 
 TIOCSTI = 0x5412  # push characters into the controlling terminal's input
@@ -41,6 +51,10 @@ NAMESPACE_FLAGS = (
     0x20000000,  # CLONE_NEWPID
     0x40000000,  # CLONE_NEWNET
 )
+# fcntl commands that take, test or watch a lock, a lease or a directory (the rest, e.g.
+# F_GETFL/F_SETFL/F_DUPFD, stay allowed): F_GETLK, F_SETLK, F_SETLKW, their open-file-description
+# forms, F_SETLEASE, F_GETLEASE and F_NOTIFY (dnotify).
+FCNTL_DENIED = (5, 6, 7, 36, 37, 38, 1024, 1025, 1026)
 
 
 # What the fork server's zygote still needs to build each child's own namespaces. The zygote
@@ -48,22 +62,50 @@ NAMESPACE_FLAGS = (
 ZYGOTE_ALLOWED = frozenset({"mount", "umount2", "unshare"})
 
 
+@dataclass(frozen=True)
+class Rule:
+    """Fail ``syscall`` with ``errno`` when every condition holds: (argument index, op, value),
+    op ``"eq"`` (argument == value), ``"ne"`` (argument != value) or ``"has"`` (every bit of
+    value set in the argument)."""
+
+    syscall: str
+    errno: int = errno.EPERM
+    where: tuple[tuple[int, str, int], ...] = ()
+
+
+@lru_cache
+def rules(zygote: bool = False) -> tuple[Rule, ...]:
+    """The policy (``zygote``: the fork server's own, which still lets it create namespaces and
+    mounts for its children)."""
+    out = [Rule(name) for name in DENIED if not (zygote and name in ZYGOTE_ALLOWED)]
+    out.append(Rule("ioctl", where=((1, "eq", TIOCSTI),)))
+    out += [Rule("fcntl", where=((1, "eq", cmd),)) for cmd in FCNTL_DENIED]
+    # Unix sockets only (multiprocessing's pipes and queues use them): no VSOCK port space shared
+    # with the VM, no netlink, no other family the kernel might offer inside an empty netns.
+    for call in ("socket", "socketpair"):
+        out.append(Rule(call, errno.EAFNOSUPPORT, ((0, "ne", socket.AF_UNIX),)))
+    if not zygote:
+        out += [Rule("clone", where=((0, "has", flag),)) for flag in NAMESPACE_FLAGS]
+    # clone3 passes its flags in memory a filter cannot read: ENOSYS makes libc fall back to clone.
+    out.append(Rule("clone3", errno.ENOSYS))
+    return tuple(out)
+
+
+def _arg(index: int, op: str, value: int) -> sc.Arg:
+    if op == "eq":
+        return sc.Arg(index, sc.MASKED_EQ, 0xFFFFFFFF, value)
+    if op == "ne":
+        return sc.Arg(index, sc.NE, value)
+    return sc.Arg(index, sc.MASKED_EQ, value, value)
+
+
 @lru_cache
 def filter_bpf(zygote: bool = False) -> bytes:
-    """The compiled filter for the host architecture (``zygote``: the fork server's own, which
-    lets it create namespaces and mounts for its children)."""
-    deny = sc.ERRNO(errno.EPERM)
+    """The compiled filter for the host architecture."""
     flt = sc.SyscallFilter(defaction=sc.ALLOW)
-    for name in DENIED:
-        if zygote and name in ZYGOTE_ALLOWED:
-            continue
+    for rule in rules(zygote):
         with contextlib.suppress(ValueError, OSError):  # not a system call on this architecture
-            flt.add_rule(deny, name)
-    flt.add_rule(deny, "ioctl", sc.Arg(1, sc.MASKED_EQ, 0xFFFFFFFF, TIOCSTI))
-    for flag in () if zygote else NAMESPACE_FLAGS:
-        flt.add_rule(deny, "clone", sc.Arg(0, sc.MASKED_EQ, flag, flag))
-    # clone3 passes its flags in memory a filter cannot read: ENOSYS makes libc fall back to clone.
-    flt.add_rule(sc.ERRNO(errno.ENOSYS), "clone3")
+            flt.add_rule(sc.ERRNO(rule.errno), rule.syscall, *[_arg(*c) for c in rule.where])
     with tempfile.TemporaryFile() as f:
         flt.export_bpf(f)
         f.seek(0)
@@ -76,3 +118,30 @@ def filter_fd(zygote: bool = False) -> int:
     os.write(fd, filter_bpf(zygote))
     os.lseek(fd, 0, os.SEEK_SET)
     return fd
+
+
+_DOCKER_OPS = {"eq": "SCMP_CMP_MASKED_EQ", "ne": "SCMP_CMP_NE", "has": "SCMP_CMP_MASKED_EQ"}
+
+
+def docker_profile() -> dict[str, object]:
+    """The same policy as Docker's JSON seccomp profile."""
+    syscalls: list[dict[str, object]] = []
+    for rule in rules():
+        entry: dict[str, object] = {
+            "names": [rule.syscall],
+            "action": "SCMP_ACT_ERRNO",
+            "errnoRet": rule.errno,
+        }
+        if rule.where:
+            entry["args"] = [
+                {
+                    "index": index,
+                    # MASKED_EQ compares (argument & value) == valueTwo.
+                    "value": {"eq": 0xFFFFFFFF, "ne": value, "has": value}[op],
+                    "valueTwo": 0 if op == "ne" else value,
+                    "op": _DOCKER_OPS[op],
+                }
+                for index, op, value in rule.where
+            ]
+        syscalls.append(entry)
+    return {"defaultAction": "SCMP_ACT_ALLOW", "syscalls": syscalls}

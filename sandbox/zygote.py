@@ -6,17 +6,20 @@ Command::
 
     python -I -S -B zygote.py --sys-path DIR --control FD --filter FD
 
-bwrap starts the zygote as uid 0 of its user namespace with CAP_SYS_ADMIN, CAP_SETPCAP and
-CAP_SETFCAP, for one thing: at start it unmounts the read-only covers bwrap put on /proc/sys and
-friends (the kernel lets a child user namespace mount a new procfs only where an uncovered one is
-visible), then drops every capability, bounding set included, before it imports anything, except
-CAP_SETFCAP: the kernel lets a child map uid 0 of the zygote's namespace (to 65534) in a user
-namespace of its own only if it held that capability when it created it. no_new_privs (set by
-bwrap) keeps them dropped.
+bwrap starts the zygote as uid 0 of its user namespace with CAP_SYS_ADMIN, CAP_SETPCAP,
+CAP_SETUID, CAP_SETGID and CAP_SETFCAP. It needs the first two for one thing: at start it unmounts
+the read-only covers bwrap put on /proc/sys and friends (the kernel lets a child user namespace
+mount a new procfs only where an uncovered one is visible); then it drops every capability,
+bounding set included, before it imports anything, except the last three: with them each child
+takes the run's own uid (when the grader is root, the zygote's user namespace maps a range of
+unprivileged host uids, see ``sandbox/backends/unprivileged.py``), or, keeping uid 0, may map it
+(to 65534) in a user namespace of its own (the kernel allows that only to a creator that held
+CAP_SETFCAP). no_new_privs (set by bwrap) keeps them from being regained.
 
 The zygote imports numpy and everything the runner needs, writes ``ready`` on stdout, then serves
-fork requests from the host on the ``--control`` unix socket, one per run: an empty JSON object
-``{}`` with two fds attached (SCM_RIGHTS): the run's socket (go-ahead and job in, result stream
+fork requests from the host on the ``--control`` unix socket, one per run: a JSON object
+``{"uid": int}`` (the run's uid in the zygote's namespace, 1..65535; ``{}``: the zygote's own)
+with two fds attached (SCM_RIGHTS): the run's socket (go-ahead and job in, result stream
 out) and the write end of the run's stderr pipe. It never reads anything a child wrote: the
 control socket is closed in the child right after the fork, and nothing flows from the per-run
 socket to the zygote. ``--filter`` is an fd holding the full seccomp filter (BPF) every child
@@ -24,10 +27,12 @@ installs.
 
 Each request becomes a child (C) that, before it reads its job or touches any submission code,
 
-1. unshares fresh user, mount, pid, net, ipc and uts namespaces (uid 65534 inside) and forks the
-   run's supervisor (G), pid 1 of the new pid namespace (C only waits for it);
+1. takes the run's uid (and so drops every capability), unshares fresh user, mount, pid, net,
+   ipc and uts namespaces (uid 65534 inside) and forks the run's supervisor (G), pid 1 of the new
+   pid namespace (C only waits for it);
 2. G mounts a fresh procfs of its pid namespace on /proc (with /proc/sys, sysrq-trigger, irq and
-   bus read-only, as bwrap leaves them), sends one byte on the run socket so the host learns its
+   bus read-only, as bwrap leaves them) and an empty read-only /dev/pts (the zygote's devpts
+   instance would be shared by every run), sends one byte on the run socket so the host learns its
    host pid (SCM_CREDENTIALS) and moves it into the run's cgroup, then waits for the go-ahead.
    The host may prime runs this far ahead of demand (spares): nothing of a submission exists yet;
 3. the go-ahead is ``G``, a 4-byte big-endian length and a JSON object ``{"rlimits": [[resource,
@@ -68,6 +73,7 @@ MNT_DETACH = 2
 PROC_COVERED = (b"sys", b"sysrq-trigger", b"irq", b"bus")
 MS_PRIVATE = 1 << 18
 PR_SET_PDEATHSIG = 1
+PR_SET_DUMPABLE = 4
 PR_SET_SECCOMP = 22
 PR_CAPBSET_DROP = 24
 PR_SET_NO_NEW_PRIVS = 38
@@ -77,7 +83,12 @@ SECCOMP_MODE_FILTER = 2
 LINUX_CAPABILITY_VERSION_3 = 0x20080522
 MAX_REQUEST = 4096
 GO = struct.Struct(">cI")
+CAP_SETGID = 6
+CAP_SETUID = 7
 CAP_SETFCAP = 31
+# What the zygote keeps: to give each child its own uid, and to let a child that keeps uid 0
+# map it in a user namespace of its own.
+ZYGOTE_CAPS = frozenset({CAP_SETGID, CAP_SETUID, CAP_SETFCAP})
 SANDBOX_ID = 65534  # the submission's uid and gid, as in a cold bwrap sandbox
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -109,16 +120,17 @@ def _mount(source: bytes, target: bytes, fstype: bytes | None, flags: int, data:
     _check(_libc.mount(source, target, fstype, flags, data or None), f"mount {target!r}")
 
 
-def _drop_capabilities(keep: int = -1) -> None:
+def _drop_capabilities(keep: frozenset[int] = frozenset()) -> None:
     """Drop every capability (bounding set included) but ``keep``."""
     for cap in range(64):
-        if cap != keep and _libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
+        if cap not in keep and _libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
             break  # past the last capability this kernel knows
     _libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
     header = _CapHeader(LINUX_CAPABILITY_VERSION_3, 0)
     data = (_CapData * 2)()
-    if keep >= 0:
-        data[keep // 32].effective = data[keep // 32].permitted = 1 << (keep % 32)
+    for cap in keep:
+        data[cap // 32].effective |= 1 << (cap % 32)
+        data[cap // 32].permitted |= 1 << (cap % 32)
     _check(_libc.capset(ctypes.byref(header), ctypes.byref(data)), "capset")
 
 
@@ -136,10 +148,10 @@ def _uncover_proc() -> None:
     child's own /proc."""
     for name in PROC_COVERED:
         _libc.umount2(b"/proc/" + name, MNT_DETACH)
-    _drop_capabilities(keep=CAP_SETFCAP)
+    _drop_capabilities(keep=ZYGOTE_CAPS)
     with open("/proc/self/status") as f:
         caps = [line.split()[1] for line in f if line.startswith(("CapEff", "CapBnd"))]
-    if any(int(c, 16) & ~(1 << CAP_SETFCAP) for c in caps):
+    if any(int(c, 16) & ~sum(1 << cap for cap in ZYGOTE_CAPS) for c in caps):
         raise SystemExit(f"the zygote still holds capabilities: {caps}")
 
 
@@ -154,6 +166,11 @@ def _supervise(run_fd: int, err_fd: int, bpf: bytes) -> None:
         if os.path.exists(path):
             _mount(path, path, None, MS_BIND | MS_REC, b"")
             _mount(b"none", path, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_REC, b"")
+    # The zygote's /dev/pts (one devpts instance) would be every run's: a run could open another's
+    # terminal. A run gets none (a read-only empty tmpfs over it; /dev/ptmx points into it).
+    _mount(
+        b"tmpfs", b"/dev/pts", b"tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, b"size=4k"
+    )
     with contextlib.suppress(OSError):
         socket.sethostname("sandbox")
     run = socket.socket(fileno=run_fd)
@@ -194,15 +211,25 @@ def _recv_exact(sock: socket.socket, n: int) -> bytes:
     return data
 
 
-def _child(run_fd: int, err_fd: int, bpf: bytes) -> None:
-    """C: enters fresh namespaces and forks the run's supervisor, then waits for it."""
+def _child(run_fd: int, err_fd: int, bpf: bytes, run_uid: int | None) -> None:
+    """C: takes the run's own uid, enters fresh namespaces and forks the run's supervisor, then
+    waits for it."""
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     keep = sorted((run_fd, err_fd))
     os.closerange(0, keep[0])  # the control socket, the zygote's stdio and filter fd
     os.closerange(keep[0] + 1, keep[1])
     os.closerange(keep[1] + 1, os.sysconf("SC_OPEN_MAX"))
     os.dup2(err_fd, 2)  # what goes wrong before the job runs reaches the host's diagnostics
-    uid, gid = os.getuid(), os.getgid()  # 0 in the zygote's sandbox (without capabilities)
+    if run_uid is not None:
+        # A host uid of the run's own (the zygote's user namespace maps a range of unprivileged
+        # host uids); taking it leaves no capability.
+        os.setgroups([])
+        os.setresgid(run_uid, run_uid, run_uid)
+        os.setresuid(run_uid, run_uid, run_uid)
+        # A change of uid makes a process non-dumpable, and its /proc/self files root's: it
+        # could not write its new namespace's uid map. Nothing else runs as this uid.
+        _check(_libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0), "dumpable")
+    uid, gid = os.getuid(), os.getgid()
     flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
     _check(_libc.unshare(flags), "unshare")
     with open("/proc/self/setgroups", "w") as f:
@@ -248,13 +275,17 @@ def serve(control: socket.socket, bpf: bytes) -> None:
                 usable = len(payload) - len(payload) % array.array("i").itemsize
                 fds.extend(array.array("i", payload[:usable]))
         try:
-            if not isinstance(json.loads(data), dict) or len(fds) != 2:
+            request = json.loads(data)
+            if not isinstance(request, dict) or len(fds) != 2:
+                continue
+            run_uid = request.get("uid")
+            if run_uid is not None and not (isinstance(run_uid, int) and 0 < run_uid < 65536):
                 continue
             pid = os.fork()
             if pid == 0:
                 try:
                     control.close()
-                    _child(fds[0], fds[1], bpf)
+                    _child(fds[0], fds[1], bpf, run_uid)
                 except BaseException:
                     _report()
                 finally:

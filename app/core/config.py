@@ -77,14 +77,16 @@ class Settings(BaseSettings):
     )
     sandbox_host_uid_base: int = Field(
         default=200_000,
-        ge=0,
-        description="When the grader runs as root, each bwrap run gets the host uid base+0..65535 "
-        "so RLIMIT_NPROC counts that run alone; 0 keeps the grader's uid.",
+        gt=0,
+        le=2**32 - 2 - 65536,
+        description="When the grader runs as root, each bwrap run gets its own unprivileged host "
+        "uid base+1..65535 (the fork server's zygote: base), never root's; a non-root grader's "
+        "runs keep its uid.",
     )
     sandbox_cgroup: bool = Field(
         default=True,
-        description="Put each bwrap run in its own cgroup (memory and pids limits) when the "
-        "host allows it.",
+        description="Put each bwrap run in its own cgroup (memory and pids limits, a one-core CPU "
+        "quota and the CPU time of all its processes) when the host allows it.",
     )
     sandbox_cgroup_parent: Path | None = Field(
         default=None,

@@ -2,12 +2,12 @@
 the Python runtime and numpy only, a size-capped /tmp, no capabilities, a seccomp filter, rlimits
 and, where the host allows, a per-run cgroup.
 
-Which host uid the sandbox runs as matters: inside its user namespace it is 65534, but RLIMIT_NPROC
-is counted per *host* uid across every user namespace, and host uid 0 is exempt from it. So when
-the grader runs as root and the runtime is reachable by other users, each run gets its own random
-unprivileged host uid (``sandbox_host_uid_base`` + 0..65535): the process limit then counts this run
-alone. Otherwise (e.g. the interpreter lives under a 0700 /root) the sandbox keeps the grader's
-uid, and the cgroup pids limit is what bounds processes.
+Which host uid the sandbox runs as matters: inside its user namespace it is 65534, but per-user
+kernel quotas and RLIMIT_NPROC are counted per *host* uid across every user namespace, and host
+uid 0 is exempt from RLIMIT_NPROC. So a run never executes as host root: when the grader runs as
+root, each run gets its own random unprivileged host uid (``sandbox_host_uid_base`` + 1..65535,
+see ``unprivileged.py``), the launcher included, and the process limit counts this run alone.
+Otherwise the sandbox keeps the grader's own (unprivileged) uid.
 """
 
 from __future__ import annotations
@@ -18,16 +18,16 @@ import os
 import resource
 import secrets
 import shutil
-import stat
 import sysconfig
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 from sandbox import seccomp
-from sandbox.backends import cgroup
+from sandbox.backends import cgroup, proctree, unprivileged
 from sandbox.backends.common import (
     LAUNCHER_TASKS,
+    CpuBudget,
     Launched,
     RawRun,
     apply_rlimits,
@@ -37,7 +37,7 @@ from sandbox.backends.common import (
     launch,
     rlimits,
 )
-from sandbox.backends.runtime import RUNNER, PythonRuntime, discover
+from sandbox.backends.runtime import RUNNER, ZYGOTE, PythonRuntime, discover
 from sandbox.protocol import Limits, RunRequest, RunResult
 from sandbox.wire import encode_job, stream_cap
 
@@ -65,20 +65,23 @@ class BwrapSandbox:
         self.bwrap = shutil.which(bwrap) or bwrap
         self.use_cgroup = use_cgroup
         self.cgroup_parent = cgroup_parent
-        self.switch_uid = (
-            os.geteuid() == 0 and host_uid_base > 0 and _reachable_by_others(self.runtime)
-        )
+        self.switch_uid = os.geteuid() == 0
         self.host_uid_base = host_uid_base
+        # Where runs take their host uids (as root), and the mount namespace that lets those
+        # uids reach the runtime (only where its directories shut other users out).
+        self.host_uids = unprivileged.HostUids(host_uid_base) if self.switch_uid else None
+        self.view: unprivileged.RuntimeView | None = None
+        if self.switch_uid and not unprivileged.reachable_by_others(bound_paths(self.runtime)):
+            self.view = unprivileged.RuntimeView.create(bound_paths(self.runtime))
         # The latest run's TENSORJUDGE_RUN value and cgroup directories, for diagnostics.
         self.last_run_id = ""
         self.last_cgroup_dirs: list[Path] = []
-        if os.geteuid() == 0 and not self.switch_uid:
-            log.warning(
-                "bwrap sandbox runs as host uid 0 (unprivileged inside its user namespace): %s "
-                "is not reachable by other users, so RLIMIT_NPROC cannot apply and only the "
-                "cgroup pids limit bounds processes",
-                self.runtime.executable,
-            )
+
+    def become_unprivileged(self, uid: int) -> None:
+        """Between fork and exec, as root: see the runtime as a run does, become ``uid``."""
+        if self.view is not None:
+            self.view.enter()
+        unprivileged.become(uid)
 
     def command(self, limits: Limits, seccomp_fd: int, run_id: str = "") -> list[str]:
         rt = self.runtime
@@ -100,10 +103,19 @@ class BwrapSandbox:
             "--uid", str(SANDBOX_UID),
             "--gid", str(SANDBOX_UID),
             "--hostname", "sandbox",
+        ]  # fmt: skip
+        libs = sorted((rt.prefix / "lib").glob("libpython3*.so*"))
+        dests = [rt.executable, rt.stdlib, *libs, Path(SITE) / "numpy", Path(RUNNER_INSIDE)]
+        dests += [Path(dest) for _, dest in _library_binds()]
+        # bwrap would make the directories leading to them 0700, as the sandbox's own user: the
+        # fork server's runs each have another uid, and all must reach them.
+        for parent in sorted({p for dest in dests for p in dest.parents} - {Path("/")}):
+            argv += ["--perms", "0755", "--dir", str(parent)]
+        argv += [
             "--ro-bind", str(rt.executable), str(rt.executable),
             "--ro-bind", str(rt.stdlib), str(rt.stdlib),
         ]  # fmt: skip
-        for lib in sorted((rt.prefix / "lib").glob("libpython3*.so*")):
+        for lib in libs:
             argv += ["--ro-bind", str(lib), str(lib)]  # a shared build's libpython (via RPATH)
         site = rt.stdlib / "site-packages"
         if site.is_dir():
@@ -148,17 +160,15 @@ class BwrapSandbox:
         )
         procs_files = cg.procs_files() if cg else []
         values = rlimits(limits)
-        host_uid = self.host_uid_base + secrets.randbelow(65536) if self.switch_uid else None
-        if host_uid is None and os.geteuid() != 0:
+        host_uid = self.host_uids.take() if self.host_uids is not None else None
+        if host_uid is None:
             values = _nproc_beside_own_tasks(values, limits.max_processes)
 
         def preexec() -> None:
             cgroup.join(procs_files)  # before anything forks, and while still allowed to
             apply_rlimits(values)
             if host_uid is not None:
-                os.setgroups([])
-                os.setgid(host_uid)
-                os.setuid(host_uid)
+                self.become_unprivileged(host_uid)
 
         fd = seccomp.filter_fd()
         try:
@@ -172,7 +182,13 @@ class BwrapSandbox:
             os.close(fd)  # the launched bwrap holds its own copy
         oom_fd = cg.oom_watch() if cg is not None else None
         return StartedSandbox(
-            limits=limits, run_id=run_id, cgroup=cg, launched=launched, oom_fd=oom_fd
+            limits=limits,
+            run_id=run_id,
+            cgroup=cg,
+            launched=launched,
+            oom_fd=oom_fd,
+            host_uid=host_uid,
+            host_uids=self.host_uids,
         )
 
     def finish(self, started: StartedSandbox, request: RunRequest) -> RunResult:
@@ -195,6 +211,7 @@ class BwrapSandbox:
                     stream_cap=stream_cap(request),
                     extra_kill=cg.kill_all if cg else None,
                     oom_fd=started.oom_fd,
+                    cpu=cpu_budget(cg, request.limits, started.launched.proc.pid),
                 )
         finally:
             if cg is not None:
@@ -214,6 +231,8 @@ class StartedSandbox:
     cgroup: cgroup.RunCgroup | None
     launched: Launched | str  # or why it could not start
     oom_fd: int | None = None  # readable once the run's cgroup ran out of memory
+    host_uid: int | None = None  # the run's own host uid, given back when it is over
+    host_uids: unprivileged.HostUids | None = None
 
     def alive(self) -> bool:
         return not isinstance(self.launched, str) and self.launched.proc.poll() is None
@@ -232,6 +251,17 @@ class StartedSandbox:
             self.oom_fd = None
         if self.cgroup is not None:
             self.cgroup.remove()
+        if self.host_uid is not None and self.host_uids is not None:
+            self.host_uids.give(self.host_uid)  # its processes and cgroup are gone
+            self.host_uid = None
+
+
+def cpu_budget(cg: cgroup.RunCgroup | None, limits: Limits, root_pid: int) -> CpuBudget:
+    """The run's CPU budget from now on: over its cgroup's accounting, or without one, over the
+    process tree under ``root_pid`` (its launcher, or its supervisor)."""
+    if cg is not None and cg.cpu_seconds() is not None:
+        return CpuBudget(limits, cg.cpu_seconds, cg.cpu_cores())
+    return CpuBudget(limits, lambda: proctree.tree_cpu_seconds(root_pid), None)
 
 
 def _explain_launch_failure(raw: RawRun) -> RawRun:
@@ -242,18 +272,11 @@ def _explain_launch_failure(raw: RawRun) -> RawRun:
     return raw
 
 
-def _reachable_by_others(rt: PythonRuntime) -> bool:
-    """Whether an unprivileged uid can reach every path the sandbox binds (mode bits only)."""
-    paths = [rt.executable, rt.stdlib, rt.numpy_dir, RUNNER]
-    for path in paths:
-        for part in [path, *path.parents]:
-            try:
-                mode = part.stat().st_mode
-            except OSError:
-                return False
-            if stat.S_ISDIR(mode) and not mode & stat.S_IXOTH:
-                return False
-    return True
+def bound_paths(rt: PythonRuntime) -> list[Path]:
+    """The host paths bound into every sandbox, the fork server's zygote included."""
+    paths = [rt.executable, rt.stdlib, rt.numpy_dir, RUNNER, ZYGOTE]
+    paths += sorted((rt.prefix / "lib").glob("libpython3*.so*"))
+    return paths + ([rt.numpy_libs] if rt.numpy_libs is not None else [])
 
 
 @lru_cache

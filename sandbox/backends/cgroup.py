@@ -1,10 +1,17 @@
-"""A per-run cgroup with memory and pids limits, where the host lets us create one.
+"""A per-run cgroup with memory and pids limits and a CPU quota, where the host lets us create one.
 
-cgroup v2 (a single unified hierarchy with the memory and pids controllers) or v1 (separate
-``memory`` and ``pids`` hierarchies). The run's cgroup is created under the grader's own, the
-launcher joins it before exec (so every sandboxed process is counted from its first fork), and it
-is emptied and removed afterwards. Where nothing can be created the run goes on with rlimits only;
-that is logged once.
+cgroup v2 (a single unified hierarchy with the memory, pids and cpu controllers) or v1 (separate
+``memory``, ``pids``, ``cpu`` and ``cpuacct`` hierarchies, the last two often mounted together).
+The run's cgroup is created under the grader's own, the launcher joins it before exec (so every
+sandboxed process is counted from its first fork), and it is emptied and removed afterwards. Where
+nothing can be created the run goes on with rlimits only; that is logged once.
+
+CPU: the cfs quota holds all of a run's processes and threads together to one core (what one
+numeric submission with one BLAS thread needs; a run can no more take the others' share of the
+machine by forking), and the cgroup's CPU accounting is what the host holds against the run's CPU
+time limit (``cpu_seconds``), across all its processes. Where the host has no cpu controller to
+give, memory and pids limits still apply, there is no quota, and the run's CPU time is read from
+its process tree (``proctree.py``); that is logged once too.
 """
 
 from __future__ import annotations
@@ -23,7 +30,11 @@ PREFIX = "tensorjudge-"
 REMOVE_SECONDS = 5.0
 # A run's cgroup older than this was left by a grader that died mid-run; an empty one can go.
 STALE_SECONDS = 600.0
+# One core per run: its quota is one full period of every period.
+CPU_PERIOD_US = 100_000
+CPU_QUOTA_US = 100_000
 _warned = False
+_warned_cpu = False
 
 
 def _sweep(parent: Path) -> None:
@@ -46,9 +57,22 @@ def _own_paths() -> dict[str, str]:
     return paths
 
 
+def _no_cpu(reason: object) -> None:
+    global _warned_cpu
+    if not _warned_cpu:
+        _warned_cpu = True
+        log.warning(
+            "no per-run CPU controller (%s): no CPU quota, and a run's CPU time is read from "
+            "its processes in /proc",
+            reason,
+        )
+
+
 class RunCgroup:
     def __init__(self, dirs: dict[str, Path], version: int, memory_bytes: int, max_tasks: int):
-        self.dirs = dirs  # "memory"/"pids" -> cgroup directory (the same one on v2)
+        # "memory"/"pids"/"cpu"/"cpuacct" -> cgroup directory (one directory on v2; "cpu" and
+        # "cpuacct" only where the host gives them)
+        self.dirs = dirs
         self.version = version
         self.memory_bytes = memory_bytes
         self.max_tasks = max_tasks
@@ -69,6 +93,11 @@ class RunCgroup:
                 enabled = (parent / "cgroup.subtree_control").read_text().split()
                 if not {"memory", "pids"} <= set(enabled):
                     (parent / "cgroup.subtree_control").write_text("+memory +pids")
+                if "cpu" not in enabled:
+                    try:
+                        (parent / "cgroup.subtree_control").write_text("+cpu")
+                    except OSError as exc:
+                        _no_cpu(exc)
                 _sweep(parent)
                 d = parent / name
                 d.mkdir()
@@ -77,14 +106,26 @@ class RunCgroup:
                 with contextlib.suppress(OSError):
                     (d / "memory.swap.max").write_text("0")
                 (d / "pids.max").write_text(str(max_tasks))
-                return cls({"memory": d, "pids": d}, 2, memory_bytes, max_tasks)
+                # cpu.stat's usage_usec counts CPU time with or without the cpu controller.
+                v2 = {"memory": d, "pids": d, "cpuacct": d}
+                if (d / "cpu.max").exists():
+                    (d / "cpu.max").write_text(f"{CPU_QUOTA_US} {CPU_PERIOD_US}")
+                    v2["cpu"] = d
+                return cls(v2, 2, memory_bytes, max_tasks)
             dirs: dict[str, Path] = {}
-            for ctl in ("memory", "pids"):
+            for ctl in ("memory", "pids", "cpu", "cpuacct"):
                 base = CGROUP_ROOT / ctl
                 if not (base / "cgroup.procs").exists():
+                    if ctl in ("cpu", "cpuacct"):
+                        _no_cpu(f"no cgroup v1 {ctl} hierarchy")
+                        continue
                     raise OSError(f"no cgroup v1 {ctl} hierarchy")
-                _sweep(base / own.get(ctl, "/").lstrip("/"))
                 d = base / own.get(ctl, "/").lstrip("/") / name
+                same = [c for c, known in dirs.items() if known.resolve() == d.resolve()]
+                if same:  # cpu and cpuacct mounted together: one directory
+                    dirs[ctl] = dirs[same[0]]
+                    continue
+                _sweep(d.parent)
                 d.mkdir()
                 made.append(d)
                 dirs[ctl] = d
@@ -92,6 +133,9 @@ class RunCgroup:
             with contextlib.suppress(OSError):
                 (dirs["memory"] / "memory.memsw.limit_in_bytes").write_text(str(memory_bytes))
             (dirs["pids"] / "pids.max").write_text(str(max_tasks))
+            if "cpu" in dirs:
+                (dirs["cpu"] / "cpu.cfs_period_us").write_text(str(CPU_PERIOD_US))
+                (dirs["cpu"] / "cpu.cfs_quota_us").write_text(str(CPU_QUOTA_US))
             return cls(dirs, 1, memory_bytes, max_tasks)
         except OSError as exc:
             for d in reversed(made):
@@ -130,6 +174,15 @@ class RunCgroup:
     def procs_files(self) -> list[str]:
         """Files the launcher writes "0" into, before exec, to join the cgroup."""
         return sorted({str(d / "cgroup.procs") for d in self.dirs.values()})
+
+    def cpu_cores(self) -> float | None:
+        """The most CPU seconds the run can use per second (its quota), None without one."""
+        return CPU_QUOTA_US / CPU_PERIOD_US if "cpu" in self.dirs else None
+
+    def cpu_seconds(self) -> float | None:
+        """CPU time used so far by every process the cgroup ever held, None if unreadable."""
+        d = self.dirs.get("cpuacct")
+        return cpu_seconds_in(d) if d is not None else None
 
     def oom_killed(self) -> bool:
         d = self.dirs["memory"]
@@ -198,6 +251,38 @@ class RunCgroup:
                         break
                     time.sleep(pause)
                     pause = min(pause * 2, 0.01)
+
+
+def cpu_seconds_in(d: Path) -> float | None:
+    """The CPU time counted in cgroup directory ``d`` (v1 cpuacct or v2), None if unreadable."""
+    try:
+        if (d / "cpuacct.usage").exists():
+            return int((d / "cpuacct.usage").read_text()) / 1e9
+        for line in (d / "cpu.stat").read_text().splitlines():
+            key, _, value = line.partition(" ")
+            if key == "usage_usec":
+                return int(value) / 1e6
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def process_cgroup_dir(pid: int) -> Path | None:
+    """The cgroup directory that accounts the CPU time of process ``pid`` (v1 cpuacct, or v2)."""
+    try:
+        lines = Path(f"/proc/{pid}/cgroup").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        ctls = controllers.split(",")
+        if "cpuacct" in ctls:
+            return CGROUP_ROOT / ",".join(ctls) / path.lstrip("/")
+    if (CGROUP_ROOT / "cgroup.controllers").exists():
+        for line in lines:
+            if line.startswith("0::"):
+                return CGROUP_ROOT / line[3:].lstrip("/")
+    return None
 
 
 def join(procs_files: list[str]) -> None:

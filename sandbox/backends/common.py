@@ -24,6 +24,9 @@ from sandbox.wire import OUTPUT_KILL_FACTOR, EndFrameScanner, ParsedStream, pars
 SANDBOX_STDERR_CAP = 16 * 1024
 # Extra tasks beyond Limits.max_processes: launcher, its init, the supervisor.
 LAUNCHER_TASKS = 3
+# Queued signals a run may have pending at once, all its processes together; locked memory.
+SIGPENDING = 256
+MEMLOCK_BYTES = 64 * 1024
 
 
 @dataclass
@@ -37,6 +40,7 @@ class RawRun:
     timed_out: bool = False  # killed by the host's wall clock
     stream_overflow: bool = False  # the result stream passed its byte cap
     oom_killed: bool = False  # the cgroup or container reported an OOM kill
+    cpu_exceeded: bool = False  # the run's processes together used up its CPU time
     launch_error: str = ""  # the sandbox could not be started at all
 
 
@@ -51,12 +55,67 @@ def rlimits(limits: Limits) -> list[tuple[int, tuple[int, int]]]:
         (resource.RLIMIT_FSIZE, (limits.file_bytes, limits.file_bytes)),
         (resource.RLIMIT_NOFILE, (64, 64)),
         (resource.RLIMIT_CORE, (0, 0)),
+        # Per-user kernel counters a run has little use for: the fork server's runs are all
+        # charged, at the top of their user namespaces, to the zygote's host uid, so each run's
+        # own share is kept small.
+        (resource.RLIMIT_MSGQUEUE, (0, 0)),
+        (resource.RLIMIT_MEMLOCK, (MEMLOCK_BYTES, MEMLOCK_BYTES)),
+        (resource.RLIMIT_SIGPENDING, (SIGPENDING, SIGPENDING)),
     ]
 
 
 def apply_rlimits(values: list[tuple[int, tuple[int, int]]]) -> None:
     for which, value in values:
         resource.setrlimit(which, value)
+
+
+# On top of Limits.cpu_seconds, for what runs in the sandbox besides the submission: the
+# supervisor reading the job and checking results, and a cold sandbox's numpy import.
+CPU_OVERHEAD_SECONDS = 0.5
+# The shortest pause between two readings of a run's CPU time near the end of its budget.
+CPU_CHECK_SECONDS = 0.01
+
+
+class CpuBudget:
+    """One CPU time limit for all of a run's processes and threads, held from outside against the
+    accounting of the run's cgroup or container (``usage``: its CPU seconds so far, None when
+    unreadable). A run cannot use more than ``cores`` CPU seconds per second, so the host reads
+    the usage only when the budget could have run out: a run well inside it costs one reading
+    at its start and one at its end."""
+
+    def __init__(
+        self, limits: Limits, usage: Callable[[], float | None], cores: float | None
+    ) -> None:
+        self.seconds = limits.cpu_seconds + CPU_OVERHEAD_SECONDS
+        self._usage = usage
+        self.cores = cores or float(os.cpu_count() or 1)
+        self._base = usage() or 0.0
+        self.used = 0.0
+        self._next = time.monotonic() + self._wait()
+
+    def exceeded(self) -> bool:
+        """Read the usage now; whether the run went past its budget."""
+        now = self._usage()
+        if now is not None:
+            self.used = max(self.used, now - self._base)
+        return self.used > self.seconds
+
+    def due_and_exceeded(self) -> bool:
+        """Whether the budget is gone, reading the usage only once it could be."""
+        now = time.monotonic()
+        if now < self._next:
+            return False
+        if self.exceeded():
+            return True
+        self._next = now + self._wait()
+        return False
+
+    def timeout(self, seconds: float) -> float:
+        """``seconds``, or less if the usage must be read again before then."""
+        return max(0.0, min(seconds, self._next - time.monotonic()))
+
+    def _wait(self) -> float:
+        return max((self.seconds - self.used) / self.cores, CPU_CHECK_SECONDS)
 
 
 @dataclass
@@ -143,6 +202,7 @@ def collect(
     extra_kill: Callable[[], None] | None = None,
     start: float | None = None,
     oom_fd: int | None = None,
+    cpu: CpuBudget | None = None,
 ) -> RawRun:
     """Send ``job`` to a launched sandbox, read its streams (``read_streams``: the wall clock
     runs from ``start``, default now), then kill the whole process group."""
@@ -161,9 +221,14 @@ def collect(
     assert proc.stdout is not None and proc.stderr is not None
     deadline = start + wall_seconds
     streams = read_streams(
-        proc.stdout.fileno(), proc.stderr.fileno(), deadline=deadline, cap=stream_cap, oom_fd=oom_fd
+        proc.stdout.fileno(),
+        proc.stderr.fileno(),
+        deadline=deadline,
+        cap=stream_cap,
+        oom_fd=oom_fd,
+        cpu=cpu,
     )
-    if streams.timed_out or streams.overflow or streams.oom:
+    if streams.timed_out or streams.overflow or streams.oom or streams.cpu_exceeded:
         kill()
     try:
         returncode: int | None = proc.wait(timeout=max(0.0, deadline - time.monotonic()) + 1.0)
@@ -188,6 +253,7 @@ class Streams:
     timed_out: bool = False
     overflow: bool = False  # the result stream passed ``cap``
     oom: bool = False  # the run's cgroup ran out of memory
+    cpu_exceeded: bool = False  # the run's processes together used up its CPU time
 
     def raw(self, returncode: int | None, wall_seconds: float) -> RawRun:
         return RawRun(
@@ -198,16 +264,23 @@ class Streams:
             timed_out=self.timed_out,
             stream_overflow=self.overflow,
             oom_killed=self.oom,
+            cpu_exceeded=self.cpu_exceeded,
         )
 
 
 def read_streams(
-    out_fd: int, err_fd: int, *, deadline: float, cap: int, oom_fd: int | None = None
+    out_fd: int,
+    err_fd: int,
+    *,
+    deadline: float,
+    cap: int,
+    oom_fd: int | None = None,
+    cpu: CpuBudget | None = None,
 ) -> Streams:
     """Read a run's result stream (``out_fd``) and its sandbox's stderr until the runner's last
     frame has arrived or both are closed, or until the wall clock's ``deadline``, more than
-    ``cap`` result bytes, or a notice on ``oom_fd`` (the run cgroup's ``oom_watch``): from then
-    on nothing the run does is graded. The caller ends the run."""
+    ``cap`` result bytes, a notice on ``oom_fd`` (the run cgroup's ``oom_watch``) or the end of
+    its ``cpu`` budget: from then on nothing the run does is graded. The caller ends the run."""
     out = bytearray()
     err = bytearray()
     streams = Streams(b"", b"")
@@ -217,11 +290,14 @@ def read_streams(
     for fd in (*open_fds, *([oom_fd] if oom_fd is not None else [])):
         poller.register(fd, select.POLLIN)
     while open_fds and not frames.ended and not streams.oom and not streams.overflow:
+        if cpu is not None and cpu.due_and_exceeded():
+            streams.cpu_exceeded = True
+            break
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             streams.timed_out = True
             break
-        for fd, _ in poller.poll(remaining * 1000):
+        for fd, _ in poller.poll((cpu.timeout(remaining) if cpu else remaining) * 1000):
             if fd == oom_fd:
                 streams.oom = True
                 break
@@ -239,6 +315,9 @@ def read_streams(
             elif len(err) < SANDBOX_STDERR_CAP:
                 err += chunk[: SANDBOX_STDERR_CAP - len(err)]
     streams.out, streams.err = bytes(out[:cap]), bytes(err)
+    # A run that ended between two readings may still have gone past its budget.
+    if cpu is not None and not streams.cpu_exceeded and cpu.exceeded():
+        streams.cpu_exceeded = True
     return streams
 
 
@@ -290,6 +369,11 @@ def interpret(raw: RawRun, request: RunRequest, backend: str) -> RunResult:
         return fail("internal_error", raw.launch_error)
     if raw.oom_killed:  # before the clock: a run whose memory ran out often hangs after
         return fail("memory_limit_exceeded", f"memory limit of {limits.memory_mb} MiB exceeded")
+    if raw.cpu_exceeded:
+        return fail(
+            "time_limit_exceeded",
+            f"CPU limit of {limits.cpu_seconds:g} s exceeded (all processes of the run together)",
+        )
     if raw.timed_out:
         return fail(
             "time_limit_exceeded", f"wall-clock limit of {limits.wall_seconds:g} s exceeded"
@@ -359,6 +443,7 @@ def _in_hidden_phase(reported: int, request: RunRequest) -> bool:
 
 __all__ = [
     "LAUNCHER_TASKS",
+    "CpuBudget",
     "Launched",
     "ParsedStream",
     "RawRun",

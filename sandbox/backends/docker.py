@@ -13,7 +13,6 @@ the runner's diagnostics. The container is force-removed in every case.
 from __future__ import annotations
 
 import contextlib
-import errno
 import io
 import json
 import math
@@ -23,6 +22,7 @@ import socket
 import struct
 import tarfile
 import time
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
@@ -31,10 +31,11 @@ from docker.errors import DockerException, ImageNotFound, NotFound
 from docker.types import LogConfig, Ulimit
 from requests.exceptions import RequestException
 
-from sandbox.backends.common import SANDBOX_STDERR_CAP, RawRun, interpret
+from sandbox import seccomp
+from sandbox.backends import cgroup, unprivileged
+from sandbox.backends.common import SANDBOX_STDERR_CAP, CpuBudget, RawRun, interpret
 from sandbox.backends.runtime import RUNNER
 from sandbox.protocol import Limits, RunRequest, RunResult
-from sandbox.seccomp import DENIED, NAMESPACE_FLAGS, TIOCSTI
 from sandbox.wire import encode_job, stream_cap
 
 DEFAULT_IMAGE = "tensorjudge/sandbox:latest"
@@ -48,14 +49,16 @@ RUNNER_COMMAND = [
     "--sys-path",
     "/opt/venv/site-packages",
 ]
-SANDBOX_USER = "10001:10001"
+SANDBOX_USER = "10001:10001"  # the image's own user; each run is given a host uid of its own
+# The container's CPU quota, as a bwrap run's cgroup has (see cgroup.py).
+CPU_CORES = 1.0
 LABEL = "tensorjudge.sandbox"
 DEADLINE_LABEL = "tensorjudge.deadline"
 OWNER_LABEL = "tensorjudge.owner"  # which DockerSandbox made it: several may share an engine
 # Docker multiplexes stdout (1) and stderr (2) on the attach socket: type, 3 pad, length.
 _MUX_HEADER = struct.Struct(">BxxxL")
-# RLIMIT_NPROC counts every process of the uid on the host, across concurrent containers, so it
-# is only a backstop; the per-container bound is pids_limit.
+# RLIMIT_NPROC counts every process of the uid on the host (each run has its own): a backstop;
+# the per-container bound is pids_limit.
 _NPROC_FACTOR = 16
 _NOFILE = 64  # as common.rlimits
 # After a kill, how long to wait for the engine to report the container's end.
@@ -80,29 +83,7 @@ class StaleImageError(DockerUnavailableError):
 def seccomp_profile() -> str:
     """The bwrap backend's system-call policy in Docker's JSON form, so both backends deny the
     same calls. Docker's own default profile lets ptrace and io_uring through on this engine."""
-    eperm = {"action": "SCMP_ACT_ERRNO", "errnoRet": errno.EPERM}
-    rules: list[dict[str, Any]] = [{"names": list(DENIED), **eperm}]
-    rules.append(
-        {
-            "names": ["ioctl"],
-            "args": [
-                {"index": 1, "value": TIOCSTI, "valueTwo": 0xFFFFFFFF, "op": "SCMP_CMP_MASKED_EQ"}
-            ],
-            **eperm,
-        }
-    )
-    for flag in NAMESPACE_FLAGS:
-        rules.append(
-            {
-                "names": ["clone"],
-                "args": [{"index": 0, "value": flag, "valueTwo": flag, "op": "SCMP_CMP_MASKED_EQ"}],
-                **eperm,
-            }
-        )
-    # clone3 passes its flags in memory a filter cannot read: ENOSYS makes libc fall back to clone.
-    rules.append({"names": ["clone3"], "action": "SCMP_ACT_ERRNO", "errnoRet": errno.ENOSYS})
-    profile = {"defaultAction": "SCMP_ACT_ALLOW", "syscalls": rules}
-    return json.dumps(profile, separators=(",", ":"))
+    return json.dumps(seccomp.docker_profile(), separators=(",", ":"))
 
 
 def container_options(limits: Limits) -> dict[str, Any]:
@@ -135,7 +116,7 @@ def container_options(limits: Limits) -> dict[str, Any]:
         "pids_limit": processes,
         "mem_limit": memory,
         "memswap_limit": memory,
-        "nano_cpus": 1_000_000_000,
+        "nano_cpus": int(CPU_CORES * 1_000_000_000),
         "ulimits": [
             # SIGXCPU at the soft limit, SIGKILL one second later.
             Ulimit(name="cpu", soft=cpu, hard=cpu + 1),
@@ -156,8 +137,13 @@ def container_options(limits: Limits) -> dict[str, Any]:
 class DockerSandbox:
     name = "docker"
 
-    def __init__(self, image: str = DEFAULT_IMAGE, base_url: str | None = None) -> None:
+    def __init__(
+        self, image: str = DEFAULT_IMAGE, base_url: str | None = None, host_uid_base: int = 200_000
+    ) -> None:
         self.image = image
+        # Each container runs as a host uid of its own (no user namespace: the container's uid is
+        # the host's), so per-user kernel counters and RLIMIT_NPROC count that run alone.
+        self.host_uids = unprivileged.HostUids(host_uid_base)
         self.last_run_id = ""  # the TENSORJUDGE_RUN value of the latest run, for diagnostics
         self.owner = secrets.token_hex(8)
         self._next_prune = time.monotonic() + _PRUNE_EVERY_SECONDS
@@ -206,6 +192,8 @@ class DockerSandbox:
         options = container_options(limits)
         # Not a secret: it lets the host find this run's processes (as for bwrap).
         options["environment"] = {"TENSORJUDGE_RUN": run_id}
+        host_uid = self.host_uids.take()
+        options["user"] = f"{host_uid}:{host_uid}"
         started = time.monotonic()
         container = None
         try:
@@ -224,19 +212,23 @@ class DockerSandbox:
                 container.start()
                 # The wall clock starts once the runner exists, as for the local backends.
                 deadline = time.monotonic() + limits.wall_seconds
-                raw = _exchange(conn, job, cap, deadline)
+                cpu = CpuBudget(limits, self._cpu_usage(container), CPU_CORES)
+                raw = _exchange(conn, job, cap, deadline, cpu)
+                # A run that ended between two readings may still have gone past its budget.
+                raw.cpu_exceeded = raw.cpu_exceeded or cpu.exceeded()
             finally:
                 # The hijacked connection is ours alone: close it, not only its file wrapper.
                 conn.close()
                 attached.close()
-            if not (raw.timed_out or raw.stream_overflow):
+            stopped = raw.timed_out or raw.stream_overflow or raw.cpu_exceeded
+            if not stopped:
                 try:
                     # The streams ended, so the runner has; the engine may take a moment.
                     remaining = max(0.0, deadline - time.monotonic())
                     status = container.wait(timeout=remaining + _KILL_WAIT_SECONDS)
                 except RequestException:
                     raw.timed_out = True
-            if raw.timed_out or raw.stream_overflow:
+            if stopped or raw.timed_out:
                 with contextlib.suppress(NotFound, DockerException, RequestException):
                     container.kill()
                 status = container.wait(timeout=_KILL_WAIT_SECONDS)
@@ -258,6 +250,25 @@ class DockerSandbox:
             if container is not None:
                 with contextlib.suppress(NotFound, DockerException, RequestException):
                     container.remove(force=True)
+            self.host_uids.give(host_uid)
+
+    def _cpu_usage(self, container: Any) -> Callable[[], float | None]:
+        """Reads the CPU time of all the container's processes: from its cgroup where this host
+        shows it (the engine is local), else from the engine's statistics."""
+        with contextlib.suppress(DockerException, RequestException, KeyError):
+            container.reload()
+            found = cgroup.process_cgroup_dir(int(container.attrs["State"]["Pid"] or 0))
+            if found is not None and cgroup.cpu_seconds_in(found) is not None:
+                return lambda: cgroup.cpu_seconds_in(found)
+
+        def from_engine() -> float | None:
+            try:
+                stats = self.client.api.stats(container.id, stream=False, one_shot=True)
+                return int(stats["cpu_stats"]["cpu_usage"]["total_usage"]) / 1e9
+            except (DockerException, RequestException, KeyError, TypeError, ValueError):
+                return None
+
+        return from_engine
 
     def _labels(self, lifetime_seconds: float) -> dict[str, str]:
         """Marks a container as ours, with the time after which prune() may remove it."""
@@ -293,9 +304,11 @@ class DockerSandbox:
         return removed
 
 
-def _exchange(conn: socket.socket, job: bytes, cap: int, deadline: float) -> RawRun:
+def _exchange(
+    conn: socket.socket, job: bytes, cap: int, deadline: float, cpu: CpuBudget | None = None
+) -> RawRun:
     """Write the job, then read the multiplexed output until the container ends, the result
-    stream passes ``cap`` bytes, or the deadline passes."""
+    stream passes ``cap`` bytes, the deadline passes or the ``cpu`` budget is used up."""
     raw = RawRun(stdout=b"")
     stdout = bytearray()
     stderr = bytearray()
@@ -305,12 +318,16 @@ def _exchange(conn: socket.socket, job: bytes, cap: int, deadline: float) -> Raw
     buffer = bytearray()
     try:
         while True:
+            if cpu is not None and cpu.due_and_exceeded():
+                raw.cpu_exceeded = True
+                return raw
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raw.timed_out = True
                 return raw
             wanted = [conn] if writing else []
-            readable, writable, _ = select.select([conn], wanted, [], remaining)
+            wait = cpu.timeout(remaining) if cpu is not None else remaining
+            readable, writable, _ = select.select([conn], wanted, [], wait)
             if writable:
                 try:
                     pending = pending[conn.send(pending[: 1 << 16]) :]

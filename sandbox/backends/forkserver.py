@@ -42,15 +42,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sandbox import seccomp
-from sandbox.backends import cgroup
-from sandbox.backends.bwrap import RUNNER_INSIDE, SITE, BwrapSandbox
-from sandbox.backends.common import RawRun, interpret, read_streams, rlimits
+from sandbox.backends import cgroup, unprivileged
+from sandbox.backends.bwrap import RUNNER_INSIDE, SITE, BwrapSandbox, cpu_budget
+from sandbox.backends.common import RawRun, apply_rlimits, interpret, read_streams, rlimits
+from sandbox.backends.runtime import ZYGOTE
 from sandbox.protocol import Limits, RunRequest, RunResult
 from sandbox.wire import encode_job, stream_cap
 
 log = logging.getLogger(__name__)
 
-ZYGOTE = Path(__file__).resolve().parents[1] / "zygote.py"
 ZYGOTE_INSIDE = "/sandbox/zygote.py"
 # The zygote's own sandbox: generous, since each child sets the run's limits for itself.
 ZYGOTE_LIMITS = Limits(
@@ -108,6 +108,8 @@ class _Primed:
     cg: cgroup.RunCgroup | None
     oom_fd: int | None  # readable once the run's cgroup ran out of memory (``oom_watch``)
     generation: int  # which zygote forked it (``zygote_starts`` then)
+    host_uid: int | None = None  # its own host uid, given back once it is gone
+    host_uids: unprivileged.HostUids | None = None
 
     def alive(self) -> bool:
         readable, _, _ = select.select([self.pidfd], [], [], 0)
@@ -124,6 +126,9 @@ class _Primed:
             os.close(self.oom_fd)
         if self.cg is not None:
             self.cg.remove()
+        if self.host_uid is not None and self.host_uids is not None:
+            self.host_uids.give(self.host_uid)
+            self.host_uid = None
 
 
 class ForkServerSandbox:
@@ -166,15 +171,25 @@ class ForkServerSandbox:
 
     # ------------------------------------------------------------------ the zygote
 
-    def _command(self, control_fd: int, filter_fd: int, seccomp_fd: int) -> list[str]:
+    def _command(
+        self, control_fd: int, filter_fd: int, seccomp_fd: int, userns_fd: int | None
+    ) -> list[str]:
         argv = self.inner.command(ZYGOTE_LIMITS, seccomp_fd)
         # Children create their own user namespaces (bwrap would forbid nesting them).
         argv.remove("--disable-userns")
-        # Only to uncover /proc at start (see zygote.py); the zygote drops them before anything
-        # else, and its children run as 65534 in user namespaces of their own.
+        if userns_fd is not None:
+            # The user namespace whose uids are the host's unprivileged range (see
+            # unprivileged.py): each child takes a host uid of its own from it.
+            i = argv.index("--unshare-all")
+            argv[i : i + 2] = ["--userns", str(userns_fd), "--unshare-ipc", "--unshare-pid"]
+            argv[i + 4 : i + 4] = ["--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
+        # SYS_ADMIN and SETPCAP only to uncover /proc at start (see zygote.py); the zygote keeps
+        # only what it needs to give each child its own uid, and its children run as 65534 in
+        # user namespaces of their own, with no capability.
         k = argv.index("--cap-drop")
         argv[k + 2 : k + 2] = ["--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETPCAP"]
-        argv[k + 2 : k + 2] = ["--cap-add", "CAP_SETFCAP"]
+        for cap in ("CAP_SETFCAP", "CAP_SETUID", "CAP_SETGID"):
+            argv[k + 2 : k + 2] = ["--cap-add", cap]
         argv[argv.index("--uid") + 1] = "0"
         argv[argv.index("--gid") + 1] = "0"
         i = argv.index("--proc")
@@ -192,19 +207,29 @@ class ForkServerSandbox:
         host_end, zygote_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         seccomp_fd = seccomp.filter_fd(zygote=True)
         filter_fd = seccomp.filter_fd()
+        uids = self.inner.host_uids
         proc: subprocess.Popen[bytes] | None = None
+        userns_fd: int | None = None
         try:
-            argv = self._command(zygote_end.fileno(), filter_fd, seccomp_fd)
+            userns_fd = unprivileged.userns_with_range(uids.base) if uids is not None else None
+            argv = self._command(zygote_end.fileno(), filter_fd, seccomp_fd, userns_fd)
+            extra_fds = [userns_fd] if userns_fd is not None else []
             values = rlimits(ZYGOTE_LIMITS)
+
+            def preexec() -> None:
+                apply_rlimits(values)
+                if uids is not None:
+                    self.inner.become_unprivileged(uids.base)
+
             proc = subprocess.Popen(
                 argv,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 start_new_session=True,
-                pass_fds=(zygote_end.fileno(), filter_fd, seccomp_fd),
+                pass_fds=(zygote_end.fileno(), filter_fd, seccomp_fd, *extra_fds),
                 env={"PATH": "/usr/bin:/bin"},
-                preexec_fn=lambda: _apply(values),
+                preexec_fn=preexec,
             )
         except OSError as exc:
             log.error("could not start the fork server: %s", exc)
@@ -214,6 +239,8 @@ class ForkServerSandbox:
             zygote_end.close()
             os.close(filter_fd)
             os.close(seccomp_fd)
+            if userns_fd is not None:
+                os.close(userns_fd)
         assert proc.stdout is not None
         ready, _, _ = select.select([proc.stdout], [], [], START_SECONDS)
         line = proc.stdout.readline() if ready else b""
@@ -364,13 +391,16 @@ class ForkServerSandbox:
             self.forked_runs += 1
         return result
 
-    def _fork(self) -> tuple[socket.socket, int, int]:
-        """Ask the zygote for a child; returns the host's end of its run socket, the read end
-        of its stderr pipe and the zygote's generation."""
+    def _fork(self, host_uid: int | None) -> tuple[socket.socket, int, int]:
+        """Ask the zygote for a child (running as ``host_uid``, from the zygote's range); returns
+        the host's end of its run socket, the read end of its stderr pipe and the zygote's
+        generation."""
         host_end, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         host_end.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
         err_r, err_w = os.pipe()
-        message = b"{}"
+        uids = self.inner.host_uids
+        request = {"uid": host_uid - uids.base} if host_uid is not None and uids else {}
+        message = json.dumps(request).encode()
         fds = array.array("i", [child_end.fileno(), err_w])
         try:
             with self._lock:
@@ -398,7 +428,14 @@ class ForkServerSandbox:
 
     def _prime(self, limits: Limits) -> _Primed:
         """Fork a run and move it into its own cgroup; it then waits for its go-ahead."""
-        sock, err_r, generation = self._fork()
+        uids = self.inner.host_uids
+        host_uid = uids.take() if uids is not None else None
+        try:
+            sock, err_r, generation = self._fork(host_uid)
+        except BaseException:
+            if host_uid is not None and uids is not None:
+                uids.give(host_uid)
+            raise
         pidfd = -1
         cg: cgroup.RunCgroup | None = None
         try:
@@ -424,7 +461,7 @@ class ForkServerSandbox:
                     except OSError as exc:
                         raise ZygoteGone from exc  # never run without its cgroup: go cold
             oom_fd = cg.oom_watch() if cg is not None else None
-            return _Primed(sock, err_r, pidfd, pid, pidns, cg, oom_fd, generation)
+            return _Primed(sock, err_r, pidfd, pid, pidns, cg, oom_fd, generation, host_uid, uids)
         except BaseException:
             if pidfd >= 0:
                 _kill_pidfd(pidfd)
@@ -434,6 +471,8 @@ class ForkServerSandbox:
             os.close(err_r)
             if cg is not None:
                 cg.remove()
+            if host_uid is not None and uids is not None:
+                uids.give(host_uid)  # its processes are gone
             raise
 
     def _run_forked(self, request: RunRequest) -> RunResult:
@@ -506,13 +545,6 @@ def _go(limits: Limits) -> bytes:
     return GO.pack(b"G", len(settings)) + settings
 
 
-def _apply(values: list[tuple[int, tuple[int, int]]]) -> None:
-    import resource
-
-    for which, value in values:
-        resource.setrlimit(which, value)
-
-
 def _read_pid(sock: socket.socket) -> int | None:
     """The child's first byte carries its credentials: its pid as the host sees it."""
     sock.settimeout(HANDSHAKE_SECONDS)
@@ -563,6 +595,7 @@ def _collect(run: _Primed, job: bytes, request: RunRequest) -> RawRun:
         deadline=start + request.limits.wall_seconds,
         cap=cap,
         oom_fd=run.oom_fd,
+        cpu=cpu_budget(cg, request.limits, run.pid),
     )
     # The supervisor wrote its last frame, closed its stream or ran out of time: end its whole
     # namespace (not waiting for its exit saves the namespace teardown, ~2 ms).

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy
 
 RUNNER = Path(__file__).resolve().parents[1] / "runner.py"
+ZYGOTE = Path(__file__).resolve().parents[1] / "zygote.py"
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import subprocess
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -128,6 +130,26 @@ def phased_request(
 
 def run(sandbox: Sandbox, code: str, **kwargs: object) -> RunResult:
     return sandbox.run(make_request(code, **kwargs))  # type: ignore[arg-type]
+
+
+def run_watched(
+    sandbox: Sandbox, code: str, look: Callable[[], None], every: float = 0.05, **kwargs: object
+) -> RunResult:
+    """``run``, while the host calls ``look`` every ``every`` seconds until the run is over."""
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.is_set():
+            look()
+            time.sleep(every)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        return run(sandbox, code, **kwargs)
+    finally:
+        done.set()
+        watcher.join()
 
 
 def run_processes(sandbox: Sandbox) -> list[int]:

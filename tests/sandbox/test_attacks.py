@@ -335,7 +335,10 @@ def f(a, n):
             report.append("connected " + host)
         except OSError as exc:
             report.append(host + " " + type(exc).__name__)
-    report.append("ifaces " + ",".join(name for _, name in socket.if_nameindex()))
+    try:
+        report.append("ifaces " + ",".join(name for _, name in socket.if_nameindex()))
+    except OSError:  # listing interfaces takes a netlink socket, which seccomp refuses
+        report.append("ifaces refused")
     print("\\n".join(report))
     return a
 """
@@ -348,7 +351,7 @@ def f(a, n):
     assert result.status == "ok", result.message
     assert "connected" not in result.stdout
     ifaces = next(line for line in result.stdout.splitlines() if line.startswith("ifaces"))
-    assert ifaces.split()[1:] in ([], ["lo"]), ifaces
+    assert ifaces.split()[1:] in ([], ["lo"], ["refused"]), ifaces
     assert_grader_still_works(sandbox)
 
 

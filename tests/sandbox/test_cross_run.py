@@ -1,0 +1,271 @@
+"""Runs side by side cannot reach each other: no shared terminal, no lock, lease or watch on the
+files they share, no socket family but AF_UNIX. Each test runs a real attack on every backend."""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import json
+import threading
+import time
+from collections.abc import Callable
+
+import pytest
+
+from sandbox.protocol import Limits, RunResult, Sandbox
+from tests.sandbox.helpers import FAST, assert_grader_still_works, run, run_watched
+
+pytestmark = pytest.mark.timeout(120)
+
+SIDE_BY_SIDE = FAST.model_copy(update={"wall_seconds": 8.0})
+
+
+def unwrapped(sandbox: Sandbox) -> Sandbox:
+    """The backend behind the test wrappers: two concurrent runs may not both be served warm
+    (the pool holds one sandbox) and the wrappers' counters assume one run at a time."""
+    inner = getattr(sandbox, "pool", None) or getattr(sandbox, "server", None)
+    return inner if inner is not None else sandbox
+
+
+def side_by_side(
+    sandbox: Sandbox, first: str, second: str, delay: float, limits: Limits = SIDE_BY_SIDE
+) -> tuple[RunResult, RunResult]:
+    """Run ``first``, and ``second`` ``delay`` seconds later, concurrently."""
+    backend = unwrapped(sandbox)
+    results: dict[str, RunResult] = {}
+
+    def go(key: str, code: str) -> Callable[[], None]:
+        return lambda: results.__setitem__(key, run(backend, code, limits=limits))
+
+    threads = [threading.Thread(target=go("first", first))]
+    threads[0].start()
+    time.sleep(delay)
+    threads.append(threading.Thread(target=go("second", second)))
+    threads[1].start()
+    for t in threads:
+        t.join()
+    return results["first"], results["second"]
+
+
+def report(result: RunResult) -> dict[str, object]:
+    assert result.status == "ok", result.message
+    assert result.cases[0].error is None, result.cases[0].error
+    return dict(json.loads(result.stdout.strip().splitlines()[-1]))
+
+
+TERMINAL_OWNER = """
+import json, os, time
+
+def f(a, n):
+    got = b""
+    try:
+        master, slave = os.openpty()
+        name = os.ttyname(slave)
+        os.set_blocking(master, False)
+    except OSError as exc:
+        print(json.dumps({"pty": "refused " + str(exc.errno), "got": ""}))
+        return a
+    deadline = time.monotonic() + 2.5
+    while time.monotonic() < deadline:
+        try:
+            got += os.read(master, 4096)
+        except BlockingIOError:
+            time.sleep(0.02)
+    print(json.dumps({"pty": name, "got": got.decode("latin-1")}))
+    return a
+"""
+
+TERMINAL_INTRUDER = """
+import json, os
+
+def f(a, n):
+    wrote = []
+    try:
+        # ptmx would make a new terminal of this run's own: only existing ones count
+        names = sorted(name for name in os.listdir("/dev/pts") if name.isdigit())
+    except OSError:
+        names = []
+    for name in names:
+        try:
+            fd = os.open("/dev/pts/" + name, os.O_WRONLY | os.O_NOCTTY | os.O_NONBLOCK)
+            os.write(fd, b"INTRUDER\\n")
+            os.close(fd)
+            wrote.append(name)
+        except OSError:
+            pass
+    print(json.dumps({"seen": names, "wrote": wrote}))
+    return a
+"""
+
+
+def test_a_run_cannot_write_into_another_run_s_terminal(sandbox: Sandbox) -> None:
+    owner, intruder = side_by_side(sandbox, TERMINAL_OWNER, TERMINAL_INTRUDER, delay=0.8)
+    mine, theirs = report(owner), report(intruder)
+    assert "INTRUDER" not in str(mine["got"]), (mine, theirs)
+    assert theirs["wrote"] == [], (mine, theirs)
+    assert_grader_still_works(sandbox)
+
+
+# A run that holds every kind of lock (and lease) it can on a file all runs share; and one that
+# looks for them. numpy's own __init__.py is bound read-only into every run of a backend.
+LOCK_HOLDER = """
+import errno, fcntl, json, os, struct, time
+import numpy
+
+def f(a, n):
+    path = numpy.__file__
+    fd = os.open(path, os.O_RDONLY)
+    taken = {}
+    def attempt(name, call):
+        try:
+            call()
+            taken[name] = 0
+        except OSError as exc:
+            taken[name] = exc.errno
+    lock = struct.pack("hhqqi", fcntl.F_RDLCK, 0, 0, 0, 0)
+    attempt("flock", lambda: fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB))
+    attempt("posix lock", lambda: fcntl.fcntl(fd, fcntl.F_SETLK, lock))
+    attempt("ofd lock", lambda: fcntl.fcntl(fd, 37, lock))  # F_OFD_SETLK
+    attempt("lease", lambda: fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_RDLCK))
+    dirfd = os.open(os.path.dirname(path), os.O_RDONLY)
+    attempt("dnotify", lambda: fcntl.fcntl(dirfd, fcntl.F_NOTIFY, fcntl.DN_ACCESS))
+    time.sleep(2.5)
+    print(json.dumps(taken))
+    return a
+"""
+
+LOCK_WATCHER = """
+import fcntl, json, os, struct
+import numpy
+
+def f(a, n):
+    fd = os.open(numpy.__file__, os.O_RDONLY)
+    seen = {}
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        seen["flock"] = "free"
+    except OSError as exc:
+        seen["flock"] = exc.errno
+    probe = struct.pack("hhqqi", fcntl.F_WRLCK, 0, 0, 0, 0)
+    for name, cmd in (("posix", fcntl.F_GETLK), ("ofd", 36)):  # 36: F_OFD_GETLK
+        try:
+            kind = struct.unpack("hhqqi", fcntl.fcntl(fd, cmd, probe))[0]
+            seen[name] = "free" if kind == fcntl.F_UNLCK else "HELD"
+        except OSError as exc:
+            seen[name] = exc.errno
+    print(json.dumps(seen))
+    return a
+"""
+
+DENIED = {errno.EPERM, errno.ENOSYS}
+
+
+def test_no_lock_or_lease_on_shared_files_carries_a_signal(sandbox: Sandbox) -> None:
+    holder, watcher = side_by_side(sandbox, LOCK_HOLDER, LOCK_WATCHER, delay=0.8)
+    taken, seen = report(holder), report(watcher)
+    assert set(taken.values()) <= DENIED, taken
+    assert len(taken) == 5
+    # Nothing the holder did shows, and the watcher could not even ask.
+    assert "HELD" not in seen.values(), seen
+    assert seen["flock"] in DENIED and seen["posix"] in DENIED and seen["ofd"] in DENIED, seen
+    assert_grader_still_works(sandbox)
+
+
+WATCHES = """
+import ctypes, json, os, time
+
+libc = ctypes.CDLL(None, use_errno=True)
+
+def f(a, n):
+    out = {}
+    instances = 0
+    first_error = 0
+    while instances < 1000:
+        if libc.inotify_init1(0) < 0:
+            first_error = ctypes.get_errno()
+            break
+        instances += 1
+    out["inotify instances"] = instances
+    out["inotify error"] = first_error
+    out["fanotify"] = 0 if libc.fanotify_init(0, 0) >= 0 else ctypes.get_errno()
+    time.sleep(1.0)
+    print(json.dumps(out))
+    return a
+"""
+
+
+def test_no_file_watches_and_no_share_of_the_host_s_inotify_quota(sandbox: Sandbox) -> None:
+    """Watching the shared runtime files would show other runs' opens; and a run that took every
+    inotify instance of its host uid made the host's own inotify_init1 fail."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    host_failures: list[int] = []
+
+    def host_watches() -> None:
+        fd = libc.inotify_init1(0)
+        if fd < 0:
+            host_failures.append(ctypes.get_errno())
+        else:
+            libc.close(fd)
+
+    result = run_watched(sandbox, WATCHES, host_watches, limits=SIDE_BY_SIDE)
+    out = report(result)
+    assert out["inotify instances"] == 0, out
+    assert out["inotify error"] in DENIED and out["fanotify"] in DENIED, out
+    assert host_failures == []
+    assert_grader_still_works(sandbox)
+
+
+SOCKETS = """
+import json, multiprocessing as mp, os, socket
+import numpy as np
+
+AF_VSOCK = 40
+
+def child(conn):
+    conn.send(np.arange(6.0).reshape(2, 3) * 2)
+    conn.close()
+
+def f(a, n):
+    out = {}
+    families = [
+        ("vsock", AF_VSOCK, socket.SOCK_STREAM),
+        ("inet", socket.AF_INET, socket.SOCK_DGRAM),
+        ("inet6", socket.AF_INET6, socket.SOCK_STREAM),
+        ("netlink", socket.AF_NETLINK, socket.SOCK_RAW),
+        ("packet", 17, socket.SOCK_RAW),
+    ]
+    for name, family, kind in families:
+        try:
+            s = socket.socket(family, kind)
+            if name == "vsock":
+                s.bind((0xFFFFFFFF, 4242))  # VMADDR_CID_ANY
+            out[name] = "created"
+        except OSError as exc:
+            out[name] = exc.errno
+    try:
+        socket.socketpair(socket.AF_INET, socket.SOCK_STREAM)
+        out["inet pair"] = "created"
+    except OSError as exc:
+        out["inet pair"] = exc.errno
+    a_end, b_end = socket.socketpair()
+    a_end.sendall(b"ping")
+    out["unix pair"] = b_end.recv(4).decode()
+    parent, kid = mp.get_context("fork").Pipe()
+    p = mp.get_context("fork").Process(target=child, args=(kid,))
+    p.start()
+    out["multiprocessing"] = parent.recv().tolist()
+    p.join()
+    print(json.dumps(out))
+    return a
+"""
+
+
+def test_only_unix_sockets_can_be_created(sandbox: Sandbox) -> None:
+    out = report(run(sandbox, SOCKETS))
+    refused = {errno.EAFNOSUPPORT, errno.EPERM}
+    for name in ("vsock", "inet", "inet6", "netlink", "packet", "inet pair"):
+        assert out[name] in refused, out
+    # What a numeric submission may use still works: unix socket pairs, multiprocessing, numpy.
+    assert out["unix pair"] == "ping"
+    assert out["multiprocessing"] == [[0.0, 2.0, 4.0], [6.0, 8.0, 10.0]]
+    assert_grader_still_works(sandbox)

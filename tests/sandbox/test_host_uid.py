@@ -1,0 +1,84 @@
+"""Runs never execute as host root: every process of a run, as the host sees it, has an
+unprivileged uid, on every backend; the fork server's zygote too."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+
+import pytest
+
+from sandbox.backends.forkserver import ForkServerSandbox
+from sandbox.protocol import Sandbox
+from tests.sandbox.helpers import FAST, assert_grader_still_works, run_processes, run_watched
+
+pytestmark = pytest.mark.timeout(120)
+
+# A run with a child, both alive long enough for the host to look at them.
+LINGERS = """
+import os, time
+
+def f(a, n):
+    if os.fork() == 0:
+        time.sleep(1.5)
+        os._exit(0)
+    time.sleep(1.5)
+    return a
+"""
+
+
+def host_uids(pid: int) -> list[int]:
+    """Real, effective, saved and filesystem uid of ``pid`` in the host's namespace."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("Uid:"):
+            return [int(u) for u in line.split()[1:]]
+    return []
+
+
+def live_run_pids(sandbox: Sandbox) -> set[int]:
+    """Host pids of the latest run's processes: its cgroup, its marker, its pid namespace."""
+    pids = set(run_processes(sandbox))
+    for d in getattr(sandbox, "last_cgroup_dirs", []):
+        with contextlib.suppress(OSError, ValueError):
+            pids |= {int(p) for p in (Path(d) / "cgroup.procs").read_text().split()}
+    leftovers = getattr(sandbox, "leftovers", None)
+    if callable(leftovers):
+        pids |= set(leftovers())
+    return pids
+
+
+def test_every_process_of_a_run_has_an_unprivileged_host_uid(sandbox: Sandbox) -> None:
+    seen: dict[int, list[int]] = {}
+
+    def look() -> None:
+        for pid in live_run_pids(sandbox):
+            with contextlib.suppress(OSError):
+                seen.setdefault(pid, host_uids(pid))
+
+    limits = FAST.model_copy(update={"wall_seconds": 8.0})
+    result = run_watched(sandbox, LINGERS, look, limits=limits)
+    assert result.status == "ok", result.message
+    # The supervisor, the worker and its child at least (and the launcher where there is one).
+    assert len(seen) >= 3, seen
+    assert all(uids and 0 not in uids for uids in seen.values()), seen
+    if os.geteuid() == 0 or sandbox.name == "docker":
+        # One uid of its own per run, from the unprivileged range.
+        assert len({u for uids in seen.values() for u in uids}) == 1, seen
+        assert all(200_000 < u < 200_000 + 65536 for uids in seen.values() for u in uids), seen
+    assert_grader_still_works(sandbox)
+
+
+def test_the_fork_server_s_zygote_is_not_host_root(fork_server: ForkServerSandbox) -> None:
+    assert fork_server.wait_ready()
+    launcher = fork_server.zygote_pid()
+    assert launcher is not None
+    tree = {launcher}
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                stat = Path(f"/proc/{entry.name}/stat").read_text()
+                if int(stat.rsplit(")", 1)[1].split()[1]) in tree:
+                    tree.add(int(entry.name))
+    uids = {pid: host_uids(pid) for pid in tree}
+    assert all(u and 0 not in u for u in uids.values()), uids
