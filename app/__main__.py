@@ -32,7 +32,9 @@ def _worker(args: argparse.Namespace) -> int:
 
     settings = get_settings()
     _, sessions = open_database(settings)
-    ctx = grading_context(settings, sessions, load_problems(settings.problems_dir))
+    ctx = grading_context(
+        settings, sessions, load_problems(settings.problems_dir, settings.extra_problem_dirs)
+    )
     run_worker(ctx, args.concurrency or settings.workers)
     return 0
 

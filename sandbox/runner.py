@@ -36,10 +36,12 @@ and, when ``later.cases`` > 0, the later section ::
     J {"cases": [{"args": [ARG, ...]}]}                      (exactly ``later.spec_bytes``)
     B the later cases' input bytes (exactly ``later.input_bytes``)
 
-where ``ARG`` (one per parameter, in ``param_names`` order) is ``{"int": int}`` or ``{"dtype":
-str, "shape": [int], "offset": int}``: a C-ordered array of a numeric dtype (``numpy.dtype.str``,
-e.g. ``"<f8"``) whose raw bytes start at ``offset`` in its section's input bytes. The host aligns
-offsets to 64 bytes; every array argument of every case has bytes of its own.
+where ``ARG`` (one per parameter, in ``param_names`` order) is ``{"int": int}``, ``{"none":
+true}`` (the argument is None: an omitted optional parameter) or ``{"dtype": str, "shape":
+[int], "offset": int}``: a C-ordered array of a numeric or boolean dtype (``numpy.dtype.str``,
+e.g. ``"<f8"``, ``"|b1"``) whose raw bytes start at ``offset`` in its section's input bytes. The
+host aligns offsets to 64 bytes; every array argument of every case has bytes of its own. The
+header may hold ``"outputs": N``: the function then returns a tuple of N arrays, not one array.
 
 Results (stdout), in order:
 
@@ -47,7 +49,9 @@ Results (stdout), in order:
   sandbox itself failed);
 * per case, a ``J`` frame ``{"type": "case", "index": int, "error": null | {"type", "message",
   "traceback"}, "mutated_inputs": [str], "seconds": float, "output": bool}``; when ``output`` is
-  true a ``B`` frame with the output as a ``.npy`` file (format 1.0, C order) follows;
+  true a ``B`` frame with the output as a ``.npy`` file (format 1.0, C order) follows, or, when
+  the job asks for ``outputs``, the frame also holds ``"parts": N`` and N such ``B`` frames
+  follow, one per array of the returned tuple;
 * or, instead of any case, ``{"type": "load_failed", "kind": "compile" | "runtime" | "memory",
   "error": {...}}`` when the submission cannot be imported or has no usable entry point;
 * always last, ``{"type": "end", "completed": bool, "worker_exit": int | null,
@@ -233,17 +237,20 @@ class _Slot:
 
 def parse_args(
     spec: Any, param_names: list[str], region: int, base: int, size: int, np: Any
-) -> list[_Slot | int]:
+) -> list[_Slot | int | None]:
     """One case's arguments, checked against its region: ``base`` is where the section's input
     bytes start in the region, ``size`` how many there are."""
     if not isinstance(spec, dict) or not isinstance(spec.get("args"), list):
         raise FrameError("a case has no argument list")
     if len(spec["args"]) != len(param_names):
         raise FrameError("a case has the wrong number of arguments")
-    args: list[_Slot | int] = []
+    args: list[_Slot | int | None] = []
     for pname, arg in zip(param_names, spec["args"], strict=True):
         if isinstance(arg, dict) and type(arg.get("int")) is int:
             args.append(arg["int"])
+            continue
+        if isinstance(arg, dict) and arg.get("none") is True:
+            args.append(None)
             continue
         try:
             dtype = np.dtype(str(arg["dtype"]))
@@ -275,6 +282,9 @@ class Supervisor:
         self.output_cap = int(limits["output_bytes"])
         self.output_kill = int(limits["output_kill_bytes"])
         self.result_cap = int(limits["result_bytes"])
+        outputs = header.get("outputs")
+        # None: one array per call; N: a tuple of N arrays.
+        self.outputs: int | None = outputs if type(outputs) is int and 0 < outputs <= 16 else None
         size = int(header["input_bytes"])
         later = header["later"]
         self.later_count = int(later["cases"])
@@ -292,7 +302,7 @@ class Supervisor:
         reader.blob_into(memoryview(self.regions[0])[:size])
         # What the inputs must still be after each case (the worker can write the regions).
         self.pristine: list[bytes | bytearray] = [self.regions[0][:size], b""]
-        self.cases: list[list[_Slot | int]] = [
+        self.cases: list[list[_Slot | int | None]] = [
             parse_args(c, self.param_names, 0, 0, size, np) for c in header["cases"]
         ]
         self.early_count = len(self.cases)
@@ -539,17 +549,17 @@ class Supervisor:
         self.reported.add(index)
         args = self.cases[index]
         error = _clean_error(msg.get("error")) if msg.get("error") is not None else None
-        npy_head: bytes | None = None
+        blobs: list[tuple[bytes, bytes]] | None = None
         if data is not None:
             try:
-                npy_head = self.output_header(msg["output"], data)
+                blobs = self.output_blobs(msg["output"], data)
             except (ValueError, TypeError, KeyError) as exc:
                 error = {
                     "type": "InvalidOutput",
                     "message": str(exc)[:MAX_MESSAGE],
                     "traceback": "",
                 }
-            if npy_head is not None:
+            if blobs is not None:
                 self.result_total += len(data)
                 if self.result_total > self.result_cap:
                     self.overflow(pid)
@@ -565,15 +575,17 @@ class Supervisor:
             "error": error,
             "mutated_inputs": [p for p in self.param_names if p in mutated],
             "seconds": float(seconds) if type(seconds) is float and 0 <= seconds < 1e9 else 0.0,
-            "output": npy_head is not None,
+            "output": blobs is not None,
         }
+        if blobs is not None and self.outputs is not None:
+            header["parts"] = len(blobs)
         write_json(self.out, header)
-        if npy_head is not None and data is not None:
-            self.out.write(FRAME_HEADER.pack(BLOB_KIND, len(npy_head) + len(data)))
+        for npy_head, body in blobs or ():
+            self.out.write(FRAME_HEADER.pack(BLOB_KIND, len(npy_head) + len(body)))
             self.out.write(npy_head)
-            self.out.write(data)
+            self.out.write(body)
 
-    def mutated(self, args: list[_Slot | int]) -> set[str]:
+    def mutated(self, args: list[_Slot | int | None]) -> set[str]:
         slots = [a for a in args if isinstance(a, _Slot)]
         if not slots:
             return set()
@@ -589,6 +601,27 @@ class Supervisor:
             for s in slots
             if self.regions[s.region][s.start : s.end] != self.pristine[s.region][s.start : s.end]
         }
+
+    def output_blobs(self, meta: Any, data: bytes) -> list[tuple[bytes, bytes]]:
+        """(.npy header, raw bytes) of each output the worker sent: one array, or when the job
+        asks for a tuple, one per part (``meta["parts"]``, their bytes laid end to end)."""
+        if self.outputs is None:
+            return [(self.output_header(meta, data), data)]
+        parts = meta["parts"]
+        if not isinstance(parts, list) or len(parts) != self.outputs:
+            raise ValueError("wrong number of outputs")
+        blobs = []
+        pos = 0
+        for part in parts:
+            size = int(part["nbytes"])
+            if size < 0 or pos + size > len(data):
+                raise ValueError("output bytes do not match their shapes")
+            body = data[pos : pos + size]
+            blobs.append((self.output_header(part, body), body))
+            pos += size
+        if pos != len(data):
+            raise ValueError("output bytes do not match their shapes")
+        return blobs
 
     def output_header(self, meta: Any, data: bytes) -> bytes:
         """The .npy header for the worker's raw output bytes, after checking they fit."""
@@ -693,7 +726,7 @@ class _Worker:
     def __init__(self, sup: Supervisor, res_w: int, out_w: int, err_w: int, ack_r: int) -> None:
         self.np = sup.np
         self.ndarray = sup.np.ndarray
-        self.cases: list[list[_Slot | int]] = list(sup.cases)
+        self.cases: list[list[_Slot | int | None]] = list(sup.cases)
         self.regions = sup.regions
         self.early_count = sup.early_count
         self.total = sup.total
@@ -702,6 +735,7 @@ class _Worker:
         self.code = str(sup.job["code"])
         self.function_name = str(sup.job["function_name"])
         self.result_cap = sup.result_cap
+        self.outputs = sup.outputs
         os.dup2(out_w, 1)
         os.dup2(err_w, 2)
         os.close(out_w)
@@ -843,7 +877,7 @@ class _Worker:
     def load_failed(self, kind: str, exc: BaseException) -> None:
         self.send_json({"type": "load_failed", "kind": kind, "error": _describe(exc)})
 
-    def run_case(self, fn: Callable[..., Any], index: int, args: list[_Slot | int]) -> None:
+    def run_case(self, fn: Callable[..., Any], index: int, args: list[_Slot | int | None]) -> None:
         values: list[Any] = []
         for arg in args:
             if isinstance(arg, _Slot):
@@ -889,6 +923,23 @@ class _Worker:
         self.send_json(header, data)
 
     def convert(self, result: Any) -> tuple[dict[str, Any], bytes]:
+        if self.outputs is None:
+            return self.convert_array(result, self.result_cap)
+        n = self.outputs
+        if type(result) is not tuple or len(result) != n:
+            got = f"a tuple of {len(result)}" if type(result) is tuple else _type_name(result)
+            raise _BadOutput(f"returned {got}; expected a tuple of {n} numpy.ndarrays")
+        metas, blobs = [], []
+        budget = self.result_cap
+        for part in result:
+            meta, data = self.convert_array(part, budget)
+            budget -= len(data)
+            meta["nbytes"] = len(data)
+            metas.append(meta)
+            blobs.append(data)
+        return {"parts": metas}, b"".join(blobs)
+
+    def convert_array(self, result: Any, cap: int) -> tuple[dict[str, Any], bytes]:
         if type(result) is not self.ndarray:
             if isinstance(result, self.ndarray):
                 raise _BadOutput(
@@ -901,7 +952,7 @@ class _Worker:
             raise _BadOutput(f"returned an array of dtype {dtype}; expected a numeric dtype")
         shape = tuple(int(d) for d in self.shape_of(result))
         nbytes = _product(shape) * dtype.itemsize
-        if nbytes > self.result_cap:
+        if nbytes > cap:
             raise _BadOutput(
                 f"returned an array of shape {shape} ({nbytes} bytes); "
                 f"the limit is {self.result_cap} bytes"

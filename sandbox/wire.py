@@ -41,7 +41,7 @@ def encode_job(request: RunRequest) -> bytes:
     later_specs, later_inputs = _section(request.cases[first_hidden:], names)
     later_json = _json({"cases": later_specs})
     limits = request.limits
-    header = {
+    header: dict[str, Any] = {
         "version": 2,
         "code": request.code,
         "function_name": request.function_name,
@@ -59,6 +59,8 @@ def encode_job(request: RunRequest) -> bytes:
             "result_bytes": limits.result_bytes,
         },
     }
+    if request.outputs is not None:
+        header["outputs"] = request.outputs
     parts = [*_frame(JSON_KIND, _json(header)), *_frame(BLOB_KIND, early_inputs)]
     if later_specs:
         parts += [*_frame(JSON_KIND, later_json), *_frame(BLOB_KIND, later_inputs)]
@@ -87,6 +89,8 @@ def _section(cases: Sequence[CaseArgs], names: Sequence[str]) -> tuple[list[Any]
                 args.append({"dtype": dtype.str, "shape": list(value.shape), "offset": offset})
                 arrays.append((offset, value))
                 size = offset + value.nbytes
+            elif value is None:
+                args.append({"none": True})
             else:
                 args.append({"int": int(value)})
         specs.append({"args": args})
@@ -154,6 +158,7 @@ class CaseFrame(BaseModel):
     mutated_inputs: list[str]
     seconds: float = Field(ge=0)
     output: bool
+    parts: int | None = Field(default=None, ge=1, le=16)
 
 
 class LoadFailedFrame(BaseModel):
@@ -225,14 +230,19 @@ def parse_stream(data: bytes, request: RunRequest) -> ParsedStream:
             if isinstance(frame, StartedFrame):
                 parsed.started = True
             elif isinstance(frame, CaseFrame):
-                output = None
+                output: np.ndarray | tuple[np.ndarray, ...] | None = None
+                if frame.output and frame.parts != request.outputs:
+                    raise ValueError("the number of outputs is not the one asked for")
                 if frame.output:
-                    blob, pos = _read_blob(data, pos)
-                    budget -= len(blob)
-                    if budget < 0:
-                        parsed.problem = "outputs exceed the result size limit"
-                        return parsed
-                    output = load_output(blob)
+                    arrays = []
+                    for _ in range(frame.parts or 1):
+                        blob, pos = _read_blob(data, pos)
+                        budget -= len(blob)
+                        if budget < 0:
+                            parsed.problem = "outputs exceed the result size limit"
+                            return parsed
+                        arrays.append(load_output(blob))
+                    output = arrays[0] if frame.parts is None else tuple(arrays)
                 if frame.index >= len(request.cases) or frame.index in seen:
                     raise ValueError(f"unexpected case index {frame.index}")
                 seen.add(frame.index)

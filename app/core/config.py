@@ -52,6 +52,11 @@ class Settings(BaseSettings):
         "crash of the process but the last ones may roll back on power loss or an OS crash.",
     )
     problems_dir: Path = Field(default=REPO_ROOT / "problems")
+    problem_dirs: str = Field(
+        default="",
+        description="Extra folders of problems, separated by ':' (a course's own problems); "
+        "ids must be unique across every folder.",
+    )
 
     sandbox: SandboxKind = "bwrap"
     allow_unsafe_sandbox: bool = Field(
@@ -201,6 +206,10 @@ class Settings(BaseSettings):
                     "(e.g. `openssl rand -hex 24`)"
                 )
         return self
+
+    @property
+    def extra_problem_dirs(self) -> list[Path]:
+        return [Path(part) for part in self.problem_dirs.split(":") if part.strip()]
 
     @property
     def effective_database_url(self) -> str:

@@ -11,9 +11,9 @@ from app.grading.compare import compare_cases, hidden_traceback, score, verdict
 from app.grading.diagnose import diagnose
 from app.grading.faulttable import fault_table
 from app.grading.schemas import CaseReport, Diagnosis, GradeReport
-from app.problems.cases import TestCase
+from app.problems.cases import Inputs, TestCase
 from app.problems.loader import Problem
-from sandbox.protocol import CaseArgs, Limits, RunRequest, RunResult, Sandbox
+from sandbox.protocol import ArgValue, CaseArgs, Limits, RunRequest, RunResult, Sandbox
 from sandbox.verdicts import Verdict
 
 
@@ -24,22 +24,29 @@ def build_request(problem: Problem, code: str, cases: Sequence[TestCase]) -> Run
     if clash:
         raise ValueError(f"case names {clash} are also probe names")
     spec = problem.spec
+    names = [p.name for p in spec.params]
     return RunRequest(
         code=code,
         function_name=spec.function_name,
-        param_names=[p.name for p in spec.params],
+        param_names=names,
+        outputs=len(spec.outputs) if spec.multiple_outputs else None,
         # Graded cases first: if the run is cut short, the probes are what is lost.
         cases=[
-            CaseArgs(name=c.name, args=dict(c.inputs), hidden=c.visibility != "public")
+            CaseArgs(name=c.name, args=_args(c.inputs, names), hidden=c.visibility != "public")
             for c in cases
         ]
-        + [CaseArgs(name=p.name, args=dict(p.inputs), hidden=True) for p in probes],
+        + [CaseArgs(name=p.name, args=_args(p.inputs, names), hidden=True) for p in probes],
         limits=Limits(
             cpu_seconds=spec.limits.cpu_seconds,
             wall_seconds=spec.limits.wall_seconds,
             memory_mb=spec.limits.memory_mb,
         ),
     )
+
+
+def _args(inputs: Inputs, names: Sequence[str]) -> dict[str, ArgValue]:
+    """Every parameter's value; an omitted optional one is None."""
+    return {name: inputs.get(name) for name in names}
 
 
 def grade_submission(
@@ -75,7 +82,7 @@ def grade_submission(
 def grade_run(problem: Problem, cases: Sequence[TestCase], run: RunResult) -> GradeReport:
     """Everything after the sandbox: compare the cases, diagnose from the probes, word it."""
     start = time.perf_counter()
-    reports = compare_cases(cases, run, problem.spec.tolerance)
+    reports = compare_cases(cases, run, problem.spec.tolerance, problem.spec.outputs)
     result = verdict(run, reports)
     compared = time.perf_counter()
 

@@ -31,6 +31,19 @@ class Diagnosis(BaseModel):
     certain: bool = True
 
 
+class OutputReport(BaseModel):
+    """One named output of a case, for a problem whose function returns several."""
+
+    name: str
+    status: Literal["passed", "failed"]
+    message: str = ""
+    max_error: float | None = None
+    max_error_index: list[int] | None = None
+    error_grid: list[list[float]] | None = None
+    expected_shape: list[int] | None = None
+    actual_shape: list[int] | None = None
+
+
 class CaseReport(BaseModel):
     name: str
     visibility: Literal["public", "hidden"]
@@ -45,6 +58,11 @@ class CaseReport(BaseModel):
     expected_shape: list[int] | None = None
     actual_shape: list[int] | None = None
     seconds: float = 0.0
+    # For a problem with several outputs: each one's result (the fields above then describe the
+    # first output that failed, or the first output).
+    outputs: list[OutputReport] = []
+    # Set when the case requires the function to raise this exception type.
+    raises: str | None = None
 
 
 class GradeReport(BaseModel):

@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.core.config import Settings, get_settings
-from app.problems.cases import CaseError, Inputs
+from app.problems.cases import CaseError, Inputs, Result
 from app.problems.loader import Problem, load_problems
 
 
@@ -23,7 +23,7 @@ def _open(problem_id: str) -> tuple[Settings, sessionmaker[Session], Problem]:
     from app.db.migrate import upgrade
 
     settings = get_settings()
-    problems = load_problems(settings.problems_dir)
+    problems = load_problems(settings.problems_dir, settings.extra_problem_dirs)
     if problem_id not in problems:
         raise SystemExit(f"error: no problem {problem_id!r}; known: {sorted(problems)}")
     engine = make_engine(settings)
@@ -45,9 +45,9 @@ def _fail(field: str, message: str) -> int:
 
 def _read_json_case(
     path: Path, problem: Problem, max_elements: int
-) -> tuple[dict[str, Any], Inputs, np.ndarray | None]:
+) -> tuple[dict[str, Any], Inputs, Result | None]:
     """(case fields, inputs, expected) from a JSON file: a POST body, or just the inputs."""
-    from app.testcases.validation import array_from_json, inputs_from_json
+    from app.testcases.validation import expected_from_json, inputs_from_json
 
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -65,13 +65,13 @@ def _read_json_case(
     inputs = inputs_from_json(problem, raw_inputs, max_elements)
     expected = None
     if raw_expected is not None:
-        expected = array_from_json("expected", raw_expected, max_elements)
+        expected = expected_from_json(problem, raw_expected, max_elements)
     return fields, inputs, expected
 
 
 def _read_npz_case(
     path: Path, problem: Problem, max_elements: int
-) -> tuple[dict[str, Any], Inputs, np.ndarray | None]:
+) -> tuple[dict[str, Any], Inputs, Result | None]:
     from app.testcases.codec import read_upload
     from app.testcases.validation import inputs_from_npz
 
@@ -102,7 +102,7 @@ def _add(args: argparse.Namespace) -> int:
         service = CaseService(settings, sessions)
         row, version = service.add(
             problem,
-            CaseMeta(meta.name, meta.visibility, meta.weight),
+            CaseMeta(meta.name, meta.visibility, meta.weight, meta.raises),
             inputs,
             expected,
             created_by=_who(),

@@ -1,0 +1,43 @@
+"""What a problem folder's ``cases.py`` may define besides its cases, and their defaults.
+
+- ``check_case(inputs, dims)``: raise ``CaseError`` for a case the signature allows but the
+  problem does not (``d_model % num_heads != 0``, a mask of the wrong shape...).
+- ``case_warnings(inputs, dims)``: the problem's own warnings for instructor cases that are valid
+  but weak for diagnosis (a single head, a saturated softmax...), as ``CaseWarning`` objects. A
+  warning's ``about`` lists the dimensions it covers, so the generic ``unit-dimension`` warning
+  is not given again for them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from pydantic import BaseModel, Field
+
+from app.problems.cases import Inputs
+
+
+class CaseWarning(BaseModel):
+    code: str
+    message: str
+    # Dimensions this warning speaks for: never serialized, only read while warnings are made.
+    about: tuple[str, ...] = Field(default=(), exclude=True)
+
+
+CaseCheck = Callable[[Inputs, dict[str, int]], None]
+WarningHook = Callable[[Inputs, dict[str, int]], list[CaseWarning]]
+
+
+def no_check(inputs: Inputs, dims: dict[str, int]) -> None:
+    return None
+
+
+def no_warnings(inputs: Inputs, dims: dict[str, int]) -> list[CaseWarning]:
+    return []
+
+
+def exception_name(exc: BaseException) -> str:
+    """An exception's type as the sandbox runner reports it: the bare name for built-in types
+    (``ValueError``), ``module.QualName`` for the others."""
+    cls = type(exc)
+    return cls.__name__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
