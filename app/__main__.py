@@ -1,4 +1,4 @@
-"""Command line: ``python -m app serve`` (later issues add ``worker``, ``tokens``, ``cases``)."""
+"""Command line: ``python -m app serve``, ``worker``, ``tokens``, ``cases``, ``problems``."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 
 from app.auth.cli import add_token_commands
 from app.core.config import get_settings
+from app.problems.cli import add_problem_commands
 from app.testcases.cli import add_case_commands
 
 
@@ -55,6 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     worker.set_defaults(handler=_worker)
     add_token_commands(commands)
     add_case_commands(commands)
+    add_problem_commands(commands)
     return parser
 
 
