@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -56,12 +57,12 @@ def web_assets() -> Path:
     return marker.parent
 
 
-@pytest.fixture(scope="session")
-def server(web_assets: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    root = tmp_path_factory.mktemp("web-server")
+@contextmanager
+def serving(root: Path, **extra_env: str) -> Iterator[Server]:
+    """``python -m app serve`` on a free port with its data under ``root``, until the end."""
     port = _free_port()
     env = dict(os.environ)
-    env.update({"GRADER_DATA_DIR": str(root / "data"), "GRADER_HOST": "127.0.0.1"})
+    env.update({"GRADER_DATA_DIR": str(root / "data"), "GRADER_HOST": "127.0.0.1", **extra_env})
     log = root / "server.log"
     with log.open("wb") as out:
         proc = subprocess.Popen(
@@ -95,6 +96,12 @@ def server(web_assets: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterat
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+@pytest.fixture(scope="session")
+def server(web_assets: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    with serving(tmp_path_factory.mktemp("web-server")) as running:
+        yield running
 
 
 @pytest.fixture(scope="session")
