@@ -23,6 +23,7 @@ from app.core.config import REPO_ROOT
 from app.grading.pipeline import grade_submission
 from app.problems.cases import Inputs
 from app.problems.loader import Problem, ProblemLoadError, load_problem
+from app.problems.solutions import single_fault_source
 from app.reports.diagnosability import build_report, label
 from sandbox.protocol import Sandbox
 
@@ -211,12 +212,7 @@ def _grade_models(problem: Problem, sandbox: Sandbox, note: Note, defect: Report
     name = problem.spec.function_name
     for code in model.faults:
         for flag in model.flags(code):
-            wrapped = (
-                f"{source}\n\n_reference_{name} = {name}\n\n\n"
-                f"def {name}(*args):\n"
-                f"    return _reference_{name}(*args, faults=frozenset({{{flag!r}}}))\n"
-            )
-            graded = grade_submission(problem, wrapped, sandbox)
+            graded = grade_submission(problem, single_fault_source(source, name, flag), sandbox)
             codes = sorted({d.code for d in graded.diagnoses})
             named = ", ".join(codes) or "-"
             note(f"sandbox: {flag:<28} {graded.verdict.value:<14} diagnosed {named}")
