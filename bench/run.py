@@ -53,7 +53,8 @@ from app.problems.loader import Problem, load_problems  # noqa: E402
 from app.problems.solutions import solutions  # noqa: E402
 from sandbox.protocol import CaseError, CaseOutcome, RunResult  # noqa: E402
 
-PROBLEM = "multi-head-attention"  # --problem
+DEFAULT_PROBLEM = "multi-head-attention"
+PROBLEM = DEFAULT_PROBLEM  # --problem
 RESULTS = ROOT / "bench" / "results"
 CONCURRENCY = (1, 8, 32)
 # Requests per (concurrency, submission kind): enough for a p95, small enough for 5 minutes.
@@ -428,7 +429,9 @@ def main() -> None:
     )
     parser.add_argument("--warm-pool", type=int, default=4, help="GRADER_SANDBOX_WARM_POOL")
     parser.add_argument("--floor-repeat", type=int, default=30)
-    parser.add_argument("--problem", default=PROBLEM, help="a problem id (default: %(default)s)")
+    parser.add_argument(
+        "--problem", default=DEFAULT_PROBLEM, help="a problem id (default: %(default)s)"
+    )
     parser.add_argument(
         "--wrong-fault", default=None, help="the wrong submission's fault (default: the first)"
     )
