@@ -31,23 +31,7 @@ class Diagnosis(BaseModel):
     certain: bool = True
 
 
-class OutputReport(BaseModel):
-    """One named output of a case, for a problem whose function returns several."""
-
-    name: str
-    status: Literal["passed", "failed"]
-    message: str = ""
-    max_error: float | None = None
-    max_error_index: list[int] | None = None
-    error_grid: list[list[float]] | None = None
-    expected_shape: list[int] | None = None
-    actual_shape: list[int] | None = None
-
-
-class CaseReport(BaseModel):
-    name: str
-    visibility: Literal["public", "hidden"]
-    status: CaseStatus
+class _Compared(BaseModel):
     message: str = ""
     # Public cases only: where the answer is furthest from the reference.
     max_error: float | None = None
@@ -57,10 +41,23 @@ class CaseReport(BaseModel):
     error_grid: list[list[float]] | None = None
     expected_shape: list[int] | None = None
     actual_shape: list[int] | None = None
+
+
+class OutputReport(_Compared):
+    """One named output of a case, for a problem whose function returns several."""
+
+    name: str
+    status: Literal["passed", "failed"]
+
+
+class CaseReport(_Compared):
+    name: str
+    visibility: Literal["public", "hidden"]
+    status: CaseStatus
     seconds: float = 0.0
     # For a problem with several outputs: each one's result (the fields above then describe the
     # first output that failed, or the first output).
-    outputs: list[OutputReport] = []
+    outputs: list[OutputReport] = Field(default_factory=list)
     # Set when the case requires the function to raise this exception type.
     raises: str | None = None
 

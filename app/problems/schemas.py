@@ -87,21 +87,8 @@ def example_out(problem: Problem, case: TestCase) -> ExampleOut:
 
 
 def param_out(param: ArrayParam | IntParam) -> ParamOut:
-    if isinstance(param, ArrayParam):
-        return ParamOut(
-            name=param.name,
-            kind=param.kind,
-            shape=param.shape,
-            dtype=param.dtype,
-            optional=param.optional,
-        )
-    return ParamOut(
-        name=param.name,
-        kind=param.kind,
-        optional=param.optional,
-        minimum=param.minimum,
-        maximum=param.maximum,
-    )
+    # ParamOut holds the fields of every kind of parameter; a kind leaves the others None.
+    return ParamOut.model_validate(param.model_dump())
 
 
 def summary_out(problem: Problem) -> ProblemSummary:

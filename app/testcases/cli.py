@@ -91,7 +91,7 @@ def _add(args: argparse.Namespace) -> int:
     reader = _read_npz_case if path.suffix == ".npz" else _read_json_case
     try:
         fields, inputs, expected = reader(path, problem, settings.case_max_elements)
-        for key in ("name", "visibility", "weight"):
+        for key in ("name", "visibility", "weight", "raises"):
             if getattr(args, key) is not None:
                 fields[key] = getattr(args, key)
         try:
@@ -164,13 +164,18 @@ def add_case_commands(commands: argparse._SubParsersAction) -> None:  # type: ig
     cases = commands.add_parser("cases", help="add, list and remove instructor test cases")
     sub = cases.add_subparsers(dest="cases_command", required=True)
     add = sub.add_parser("add", help="validate a case (.npz or .json) and store it")
-    add.add_argument("problem", help="problem id, e.g. multi-head-attention")
+    add.add_argument("problem", help="problem id")
     add.add_argument(
-        "file", help=".npz (one array per parameter, optional 'expected') or .json (POST body)"
+        "file",
+        help=".npz (one array per parameter, optional 'expected' or 'expected.<output>') or "
+        ".json (POST body)",
     )
     add.add_argument("--name", default=None, help="required unless the JSON file has one")
     add.add_argument("--visibility", choices=("hidden", "public"), default=None)
     add.add_argument("--weight", type=float, default=None)
+    add.add_argument(
+        "--raises", default=None, help="the exception type the function must raise (ValueError)"
+    )
     add.set_defaults(handler=_add)
     listing = sub.add_parser("list", help="list the current test set")
     listing.add_argument("problem")

@@ -13,6 +13,7 @@ import pytest
 
 from app.problems.loader import ProblemLoadError, load_problem, problem_folders
 from tests.conftest import PROBLEMS_DIR
+from tests.grading.test_errormodel import edit
 
 DEMO = Path(__file__).parent / "fixtures" / "contract-demo"
 
@@ -55,15 +56,9 @@ def copy_of(source: Path, tmp_path: Path) -> Path:
     return target
 
 
-def replace_in(path: Path, old: str, new: str) -> None:
-    text = path.read_text()
-    assert old in text
-    path.write_text(text.replace(old, new, 1))
-
-
 def test_a_folder_that_does_not_load_fails_with_the_start_up_message(tmp_path: Path):
     folder = copy_of(DEMO, tmp_path)
-    replace_in(folder / "problem.toml", "minimum = 1, maximum = 8", 'minimum = "one", maximum = 8')
+    edit(folder / "problem.toml", "minimum = 1, maximum = 8", 'minimum = "one", maximum = 8')
     with pytest.raises(ProblemLoadError) as info:
         load_problem(folder)
     done = run("check", str(folder), "--no-sandbox")
@@ -75,8 +70,8 @@ def test_a_folder_that_does_not_load_fails_with_the_start_up_message(tmp_path: P
 def test_defects_are_all_reported_with_file_and_field(tmp_path: Path):
     folder = copy_of(DEMO, tmp_path)
     # A flag the reference ignores, and a formula KaTeX cannot parse.
-    replace_in(folder / "reference.py", 'if "no-scale" in faults:', "if False:")
-    replace_in(folder / "statement.md", r"\sqrt{d}\,\tau}", r"\sqrt{d}\,\tau")
+    edit(folder / "reference.py", 'if "no-scale" in faults:', "if False:")
+    edit(folder / "statement.md", r"\sqrt{d}\,\tau}", r"\sqrt{d}\,\tau")
     done = run("check", str(folder), "--no-sandbox")
     assert done.returncode == 1, done.stdout
     out = done.stdout
@@ -94,7 +89,7 @@ def test_defects_are_all_reported_with_file_and_field(tmp_path: Path):
 def test_a_model_the_diagnosis_misnames_is_a_defect(tmp_path: Path):
     folder = copy_of(DEMO, tmp_path)
     # Two flags that now do the same thing: graded, one is diagnosed as the other.
-    replace_in(
+    edit(
         folder / "reference.py",
         "scale = np.sqrt(d) / temperature",
         "scale = temperature",

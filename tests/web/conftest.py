@@ -116,13 +116,13 @@ def browser() -> Iterator[object]:
         b.close()
 
 
-@pytest.fixture
-def page(browser: object, server: Server) -> Iterator[object]:
-    """A fresh browser context (empty storage) per test; uncaught page errors fail the test."""
+@contextmanager
+def browsing(browser: object, url: str) -> Iterator[object]:
+    """A fresh browser context (empty storage) on ``url``; uncaught page errors fail the test."""
     from playwright.sync_api import Browser
 
     assert isinstance(browser, Browser)
-    context = browser.new_context(viewport={"width": 1366, "height": 900}, base_url=server.url)
+    context = browser.new_context(viewport={"width": 1366, "height": 900}, base_url=url)
     context.set_default_timeout(15_000)
     pg = context.new_page()
     errors: list[str] = []
@@ -130,3 +130,9 @@ def page(browser: object, server: Server) -> Iterator[object]:
     yield pg
     context.close()
     assert not errors, f"uncaught errors in the page: {errors}"
+
+
+@pytest.fixture
+def page(browser: object, server: Server) -> Iterator[object]:
+    with browsing(browser, server.url) as pg:
+        yield pg

@@ -12,7 +12,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from tests.problems.test_contract_demo import CORRECT, FIXTURES
-from tests.web.conftest import Server, serving
+from tests.web.conftest import Server, browsing, serving
 from tests.web.helpers import axe_violations, set_code, shot
 from tests.web.test_instructor import _instructor_token
 
@@ -28,14 +28,9 @@ def demo_server(web_assets: Path, tmp_path_factory: pytest.TempPathFactory) -> I
 
 @pytest.fixture
 def demo_page(browser: Browser, demo_server: Server) -> Iterator[Page]:
-    context = browser.new_context(viewport={"width": 1366, "height": 900}, base_url=demo_server.url)
-    context.set_default_timeout(15_000)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    yield page
-    context.close()
-    assert not errors, f"uncaught errors in the page: {errors}"
+    with browsing(browser, demo_server.url) as page:
+        assert isinstance(page, Page)
+        yield page
 
 
 def test_examples_show_each_output_and_the_expected_error(demo_page: Page) -> None:
