@@ -4,8 +4,8 @@ Generic rules, for every problem (documented in docs/problem-authoring.md):
 
 - the problem's own warnings first (``case_warnings(inputs, dims)`` in its ``cases.py``, e.g.
   a single head or a saturated softmax for attention);
-- ``unit-dimension``: a symbolic dimension is 1 (except those in ``unit_dims_ok`` of
-  ``problem.toml``, and those a problem warning already speaks for);
+- ``unit-dimension``: a symbolic dimension of an array is 1 (except those in ``unit_dims_ok``
+  of ``problem.toml``, and those a problem warning already speaks for);
 - ``integer-valued``: a float input holds only whole numbers: exact arithmetic hides float32
   work, and ties make different mistakes agree;
 - ``misses-faults``: some known mistakes of the problem's error model give the right answer on
@@ -23,6 +23,7 @@ import numpy as np
 from app.problems.cases import Inputs, Result, TestCase, parts_of
 from app.problems.hooks import CaseWarning, exception_name
 from app.problems.loader import Problem
+from app.problems.spec import ArrayParam
 
 __all__ = ["CaseWarning", "case_warnings"]
 
@@ -35,9 +36,11 @@ def case_warnings(
     raises: str | None = None,
 ) -> list[CaseWarning]:
     found: list[CaseWarning] = list(problem.warnings_hook(inputs, dims))
-    covered = {dim for w in found for dim in w.about}
+    covered = {dim for w in found for dim in w.about} | set(problem.spec.unit_dims_ok)
+    # Dimensions of arrays only: an int parameter (an axis, a head count) is not a size.
+    sizes = {d for p in problem.spec.params if isinstance(p, ArrayParam) for d in p.shape}
     for dim, size in dims.items():
-        if size == 1 and dim not in covered and dim not in problem.spec.unit_dims_ok:
+        if size == 1 and dim in sizes and dim not in covered:
             found.append(
                 CaseWarning(code="unit-dimension", message=f"{dim} = 1: a size-1 dimension.")
             )

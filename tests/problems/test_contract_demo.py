@@ -275,6 +275,14 @@ def test_warnings_come_from_the_problems_hook(api: TestClient, tokens: Tokens):
     made = post(api, tokens, name="open-mask", inputs=inputs)
     assert made.status_code == 201, made.text
     assert "mask-blocks-nothing" in {w["code"] for w in made.json()["warnings"]}
+    # An int parameter of 1 is no size-1 dimension; a size-1 array dimension is.
+    made = post(api, tokens, name="cool", inputs={**demo_inputs(), "temperature": 1})
+    assert "unit-dimension" not in {w["code"] for w in made.json()["warnings"]}
+    one_value = {**demo_inputs(), "V": [[0.5]] * 4}
+    made = post(api, tokens, name="one-value", inputs=one_value)
+    assert [w["message"] for w in made.json()["warnings"] if w["code"] == "unit-dimension"] == [
+        "d_v = 1: a size-1 dimension."
+    ]
 
 
 def test_diagnosability_covers_the_expected_error_cases(api: TestClient, tokens: Tokens):
