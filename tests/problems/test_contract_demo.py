@@ -285,6 +285,14 @@ def test_warnings_come_from_the_problems_hook(api: TestClient, tokens: Tokens):
     ]
 
 
+def test_stats_count_the_problems_own_codes(api: TestClient, tokens: Tokens):
+    grade(api, CORRECT)
+    grade(api, CORRECT.replace("np.where(mask, scores", "np.where(~mask, scores"))
+    stats = api.get(f"{URL}/stats", headers=bearer(tokens.instructor)).json()
+    assert stats["graded"] == 2 and stats["accepted"] == 1
+    assert stats["diagnoses"] == [{"code": "mask-inverted", "count": 1}]
+
+
 def test_diagnosability_covers_the_expected_error_cases(api: TestClient, tokens: Tokens):
     report = api.get(f"{URL}/diagnosability", headers=bearer(tokens.instructor))
     assert report.status_code == 200, report.text
