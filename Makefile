@@ -12,9 +12,10 @@ DEB_PACKAGES := bubblewrap libseccomp2 redis-server postgresql chromium debootst
 # End-to-end latency/throughput benchmark of the real server per sandbox backend (< 5 min);
 # prints its figures and writes bench/results/latest.json and bench/results/latency.png.
 .PHONY: bench
+# PROBLEM=id benches another problem folder (default multi-head-attention).
 bench: install
 	$(BIN)/python -c 'import matplotlib' 2>/dev/null || $(BIN)/pip install --quiet -e '.[bench]'
-	$(BIN)/python bench/run.py
+	$(BIN)/python bench/run.py $(if $(PROBLEM),--problem $(PROBLEM))
 
 # Browser assets: frontend/ bundled by npm + esbuild into app/web/static/dist, rebuilt when
 # missing or older than their sources. Debian's nodejs+npm are installed only when no npm is

@@ -8,7 +8,8 @@
 # No image registry here: deploy/compose.local.yml builds every image from the local Debian base
 # of .ci/docker-setup.sh. STACK_TEST_REGISTRY=1 uses the official images instead;
 # STACK_TEST_KEEP=1 leaves the stack running (and its env file) for a look; STACK_TEST_NO_CACHE=1
-# builds without the layer cache (cold timing).
+# builds without the layer cache (cold timing); STACK_TEST_PROBLEM=ID grades another problem
+# folder (default multi-head-attention).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -109,5 +110,6 @@ done
 [ "$health" = healthy ] || { log "api not healthy: $health"; exit 1; }
 log "stack up and api healthy ($((SECONDS - build_done)) s after the build)"
 
-timeout 900 python3 deploy/stack_check.py --base "http://127.0.0.1:$PORT" --compose "${COMPOSE[*]}"
+timeout 900 python3 deploy/stack_check.py --base "http://127.0.0.1:$PORT" --compose "${COMPOSE[*]}" \
+    --problem "${STACK_TEST_PROBLEM:-multi-head-attention}"
 log "passed: build ${build_done} s, total ${SECONDS} s"

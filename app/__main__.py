@@ -1,4 +1,4 @@
-"""Command line: ``python -m app serve|worker|tokens|cases|config-docs``."""
+"""Command line: ``python -m app serve|worker|tokens|cases|problems|config-docs``."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 
 from app.auth.cli import add_token_commands
 from app.core.config import get_settings
+from app.problems.cli import add_problem_commands
 from app.testcases.cli import add_case_commands
 
 
@@ -32,7 +33,9 @@ def _worker(args: argparse.Namespace) -> int:
 
     settings = get_settings()
     _, sessions = open_database(settings)
-    ctx = grading_context(settings, sessions, load_problems(settings.problems_dir))
+    ctx = grading_context(
+        settings, sessions, load_problems(settings.problems_dir, settings.extra_problem_dirs)
+    )
     run_worker(ctx, args.concurrency or settings.workers)
     return 0
 
@@ -71,6 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     docs.set_defaults(handler=_config_docs)
     add_token_commands(commands)
     add_case_commands(commands)
+    add_problem_commands(commands)
     return parser
 
 

@@ -35,7 +35,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.settings = settings
     # Loaded eagerly: a malformed problem folder must stop start-up, not the first request.
-    app.state.problems = load_problems(settings.problems_dir)
+    app.state.problems = load_problems(settings.problems_dir, settings.extra_problem_dirs)
     install_error_handlers(app)
     app.include_router(problems_router)
     install_web(app)

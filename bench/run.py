@@ -1,6 +1,11 @@
 """End-to-end grading benchmark: the real server over HTTP, per sandbox backend.
 
     .venv/bin/python bench/run.py [--window 8] [--backends bwrap-cold,bwrap-warm,docker]
+                                  [--problem multi-head-attention] [--wrong-fault CODE]
+
+The problem is any folder of problems/ or of GRADER_PROBLEM_DIRS; the correct submission is its
+reference, the wrong one the reference with one fault flag on (default: the first fault of
+faults.toml), which the grader must diagnose.
 
 For each backend it starts ``python -m app serve`` on 127.0.0.1 with a temporary
 ``GRADER_DATA_DIR`` and prints:
@@ -37,16 +42,19 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from app.core.config import Settings  # noqa: E402
 from app.grading.pipeline import grade_run  # noqa: E402
+from app.problems.hooks import exception_name  # noqa: E402
 from app.problems.loader import Problem, load_problems  # noqa: E402
-from sandbox.protocol import CaseOutcome, RunResult  # noqa: E402
+from app.problems.solutions import solutions  # noqa: E402
+from sandbox.protocol import CaseError, CaseOutcome, RunResult  # noqa: E402
 
-PROBLEM = "multi-head-attention"
+DEFAULT_PROBLEM = "multi-head-attention"
+PROBLEM = DEFAULT_PROBLEM  # --problem
 RESULTS = ROOT / "bench" / "results"
 CONCURRENCY = (1, 8, 32)
 # Requests per (concurrency, submission kind): enough for a p95, small enough for 5 minutes.
@@ -126,23 +134,24 @@ def floor_ms(problem: Problem, repeat: int) -> float:
     and diagnosed by ``grade_run`` exactly as after a sandbox run."""
     cases = problem.examples + problem.hidden
     probes = problem.diagnostics.probes if problem.diagnostics else ()
-    names = [p.name for p in problem.spec.params]
-    grade_run(problem, cases, _in_process_run(problem, cases, probes, names))  # warm caches
+    grade_run(problem, cases, _in_process_run(cases, probes, problem))  # warm caches
     times = []
     for _ in range(repeat):
         start = time.perf_counter()
-        run = _in_process_run(problem, cases, probes, names)
+        run = _in_process_run(cases, probes, problem)
         grade_run(problem, cases, run)
         times.append(time.perf_counter() - start)
     return statistics.median(times) * 1000
 
 
-def _in_process_run(problem: Problem, cases: Any, probes: Any, names: list[str]) -> RunResult:
+def _in_process_run(cases: Any, probes: Any, problem: Problem) -> RunResult:
     outcomes = []
     for case in (*cases, *probes):
-        args = [np.array(case.inputs[n]) if isinstance(case.inputs[n], np.ndarray) else
-                case.inputs[n] for n in names]  # fmt: skip
-        outcomes.append(CaseOutcome(name=case.name, output=problem.reference(*args)))
+        try:
+            outcomes.append(CaseOutcome(name=case.name, output=problem.solve(case.inputs)))
+        except Exception as exc:  # an expected-error case: the reference raises, as it must
+            error = CaseError(type=exception_name(exc), message=str(exc))
+            outcomes.append(CaseOutcome(name=case.name, error=error))
     return RunResult(status="ok", cases=outcomes, backend="none")
 
 
@@ -420,10 +429,19 @@ def main() -> None:
     )
     parser.add_argument("--warm-pool", type=int, default=4, help="GRADER_SANDBOX_WARM_POOL")
     parser.add_argument("--floor-repeat", type=int, default=30)
+    parser.add_argument(
+        "--problem", default=DEFAULT_PROBLEM, help="a problem id (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--wrong-fault", default=None, help="the wrong submission's fault (default: the first)"
+    )
     args = parser.parse_args()
     began = time.monotonic()
 
-    problem = load_problems(ROOT / "problems")[PROBLEM]
+    global PROBLEM
+    PROBLEM = args.problem
+    settings = Settings()
+    problem = load_problems(settings.problems_dir, settings.extra_problem_dirs)[PROBLEM]
     floor = floor_ms(problem, args.floor_repeat)
     n_cases = len(problem.examples) + len(problem.hidden)
     n_probes = len(problem.diagnostics.probes) if problem.diagnostics else 0
@@ -432,10 +450,9 @@ def main() -> None:
         f"{n_probes} probes, compare + diagnose; median of {args.floor_repeat})",
         flush=True,
     )
-    codes = {
-        "correct": (ROOT / "problems" / PROBLEM / "reference.py").read_text(),
-        "wrong": (ROOT / "tests" / "grading" / "corpus" / "missing_wo.py").read_text(),
-    }
+    models = solutions(problem.directory, args.wrong_fault)
+    print(f"problem {PROBLEM}; the wrong submission makes the mistake {models.wrong_code}")
+    codes = {"correct": models.correct, "wrong": models.wrong}
     backends = {
         "bwrap-fork": Backend(
             "bwrap-fork",
@@ -485,6 +502,8 @@ def main() -> None:
     out = {
         "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "command": "make bench",
+        "problem": PROBLEM,
+        "wrong_fault": models.wrong_code,
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
         "floor_ms": floor,
         "backends": results,

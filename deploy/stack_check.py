@@ -4,7 +4,8 @@ Standard library only, so any python3 on the host runs it. It fetches the proble
 correct and a wrong solution, then SIGKILLs a worker container while it grades, starts it again,
 and checks that every submission still ends ``done`` with the right verdict.
 
-    python3 deploy/stack_check.py --base http://127.0.0.1:PORT --compose "docker-compose -p P ..."
+    python3 deploy/stack_check.py --base http://127.0.0.1:PORT --compose "docker-compose -p P ..." \
+        [--problem multi-head-attention]
 """
 
 from __future__ import annotations
@@ -22,22 +23,29 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-PROBLEM = "multi-head-attention"
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
-# The grading tests' own solutions, without their "# expect:" headers.
-CORPUS = Path(__file__).resolve().parents[1] / "tests" / "grading" / "corpus"
-CORRECT = "".join(
-    line
-    for line in (CORPUS / "correct_reshape.py").read_text().splitlines(True)
-    if not line.startswith("# expect:")
-)
-# Forgets the output projection W_o: the grader must name it ("missing-wo").
-WRONG = CORRECT.replace(".reshape(batch, n_q, d_model) @ W_o", ".reshape(batch, n_q, d_model)")
-assert WRONG != CORRECT
-# Correct, but slow to import: long enough to kill its worker while it grades.
-SLOW_CORRECT = "import time\ntime.sleep(3)\n" + CORRECT
+from app.problems.solutions import solutions  # noqa: E402  (standard library only)
+
+# Chosen with --problem: the reference is the correct solution, the reference with the first
+# fault of faults.toml switched on the wrong one, whose fault the grader must name.
+PROBLEM = "multi-head-attention"
+CODES: dict[str, str] = {}
+WRONG_CODE = ""
 EXPECTED = {"correct": "accepted", "wrong": "wrong_answer", "slow": "accepted"}
-CODES = {"correct": CORRECT, "wrong": WRONG, "slow": SLOW_CORRECT}
+
+
+def choose(problem_id: str) -> None:
+    global PROBLEM, WRONG_CODE
+    found = solutions(ROOT / "problems" / problem_id)
+    PROBLEM, WRONG_CODE = problem_id, found.wrong_code
+    # "slow": correct, but slow to import: long enough to kill its worker while it grades.
+    CODES.update(
+        correct=found.correct,
+        wrong=found.wrong,
+        slow="import time\ntime.sleep(3)\n" + found.correct,
+    )
 
 
 def log(message: str) -> None:
@@ -97,7 +105,7 @@ def psql(compose: list[str], sql: str) -> str:
 def check_problem(base: str) -> None:
     status, problem = request("GET", f"{base}/api/problems/{PROBLEM}")
     assert status == 200, (status, problem)
-    assert problem["function_name"] == "multi_head_attention", problem["function_name"]
+    assert problem["id"] == PROBLEM, problem["id"]
     status, page = 0, None
     with urllib.request.urlopen(f"{base}/", timeout=30) as response:
         status, page = response.status, response.read().decode()
@@ -118,9 +126,9 @@ def check_verdicts(base: str) -> None:
     bad = bad if bad["status"] == "done" else wait_done(base, bad["id"], 120)
     codes = [d["code"] for d in bad["diagnoses"]]
     assert bad["verdict"] == "wrong_answer", bad["verdict"]
-    assert "missing-wo" in codes, codes
+    assert WRONG_CODE in codes, codes
     log(f"correct: {good['verdict']} (score {good['score']})")
-    log(f"missing W_o: {bad['verdict']}, diagnoses {codes}")
+    log(f"with the mistake {WRONG_CODE}: {bad['verdict']}, diagnoses {codes}")
 
 
 def worker_containers(compose: list[str]) -> list[str]:
@@ -208,7 +216,11 @@ def main() -> int:
     parser.add_argument("--base", required=True, help="the API's published URL")
     parser.add_argument("--compose", required=True, help="the docker-compose command line")
     parser.add_argument("--count", type=int, default=12, help="submissions around the kill")
+    parser.add_argument(
+        "--problem", default="multi-head-attention", help="the problem to grade (a folder id)"
+    )
     args = parser.parse_args()
+    choose(args.problem)
     compose = shlex.split(args.compose)
     started = time.monotonic()
     check_problem(args.base)

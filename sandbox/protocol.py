@@ -13,7 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from sandbox.verdicts import Verdict
 
-ArgValue = np.ndarray | int
+# An array (numeric or bool), an int, or None (an omitted optional parameter).
+ArgValue = np.ndarray | int | None
 
 
 class Limits(BaseModel):
@@ -50,6 +51,8 @@ class RunRequest(BaseModel):
     code: str
     function_name: str
     param_names: list[str]
+    # None: the function returns one array. N: it returns a tuple of N arrays.
+    outputs: int | None = Field(default=None, ge=1, le=16)
     # Every public case before the first hidden one: what a public case prints is shown, and by
     # then the process must not have seen a hidden input.
     cases: list[CaseArgs]
@@ -73,9 +76,10 @@ class CaseOutcome(BaseModel):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     name: str
-    # Set when the call returned a numeric ndarray; read from .npy with allow_pickle=False.
-    output: np.ndarray | None = None
-    # Set when the call raised, or returned something that is not a numeric ndarray.
+    # Set when the call returned a numeric ndarray, or, when the request asks for several
+    # outputs, a tuple of them; read from .npy with allow_pickle=False.
+    output: np.ndarray | tuple[np.ndarray, ...] | None = None
+    # Set when the call raised, or returned something that is not what the request asks for.
     error: CaseError | None = None
     mutated_inputs: list[str] = []
     # From its inputs being laid to its result arriving, on the supervisor's clock (never the

@@ -32,13 +32,16 @@ and, for each of the ``cases`` cases::
     J {"args": [ARG, ...]}
     B that case's input bytes
 
-where ``ARG`` (one per parameter, in ``param_names`` order) is ``{"int": int}`` or ``{"dtype":
-str, "shape": [int], "offset": int}``: a C-ordered array of a numeric dtype (``numpy.dtype.str``,
-e.g. ``"<f8"``) whose raw bytes start at ``offset`` in its case's input bytes. The host aligns
-offsets to 64 bytes; every array argument has bytes of its own. The first ``public`` cases are
-public (their details may be shown to the student); every later one is hidden (a hidden case or
-a probe), and no public case follows a hidden one. ``region_bytes`` is the largest ``align(8 +
-len(args JSON)) + len(input bytes)`` over the cases: the size of the one shared input region.
+where ``ARG`` (one per parameter, in ``param_names`` order) is ``{"int": int}``, ``{"none":
+true}`` (the argument is None: an omitted optional parameter) or ``{"dtype": str, "shape":
+[int], "offset": int}``: a C-ordered array of a numeric or boolean dtype (``numpy.dtype.str``,
+e.g. ``"<f8"``, ``"|b1"``) whose raw bytes start at ``offset`` in its case's input bytes. The
+host aligns offsets to 64 bytes; every array argument has bytes of its own. The first ``public``
+cases are public (their details may be shown to the student); every later one is hidden (a
+hidden case or a probe), and no public case follows a hidden one. ``region_bytes`` is the
+largest ``align(8 + len(args JSON)) + len(input bytes)`` over the cases: the size of the one
+shared input region. The header may hold ``"outputs": N``: the function then returns a tuple of
+N arrays, not one array.
 
 Results (stdout), in order:
 
@@ -46,11 +49,14 @@ Results (stdout), in order:
   itself failed);
 * per case, a ``J`` frame ``{"type": "case", "index": int, "error": null | {"type", "message",
   "traceback"}, "mutated_inputs": [str], "seconds": float, "output": bool}``; when ``output`` is
-  true a ``B`` frame with the output as a ``.npy`` file (format 1.0, C order) follows. For a
-  hidden case ``error`` is only a category (``type`` one of ``Exception``, ``MemoryError``,
-  ``InvalidOutput``; empty ``message`` and ``traceback``) and ``mutated_inputs`` only what the
-  supervisor saw change: the worker's own words never leave the sandbox. ``seconds`` is measured
-  by the supervisor, from handing the case its inputs to receiving its result;
+  true a ``B`` frame with the output as a ``.npy`` file (format 1.0, C order) follows, or, when
+  the job asks for ``outputs``, the frame also holds ``"parts": N`` and N such ``B`` frames
+  follow, one per array of the returned tuple. For a hidden case ``error`` is only a category
+  (``type`` one of ``HIDDEN_ERROR_TYPES``: ``InvalidOutput``, or the name of one of a few
+  standard exception types, so that an expected-error case can be judged, else ``Exception``;
+  empty ``message`` and ``traceback``) and ``mutated_inputs`` only what the supervisor saw
+  change: the worker's own words never leave the sandbox. ``seconds`` is measured by the
+  supervisor, from handing the case its inputs to receiving its result;
 * or, instead of any case, ``{"type": "load_failed", "kind": "compile" | "runtime" | "memory",
   "error": {...}}`` when the submission cannot be imported or has no usable entry point;
 * always last, ``{"type": "end", "completed": bool, "worker_exit": int | null,
@@ -229,17 +235,20 @@ class _Slot:
 
 def parse_args(
     spec: Any, param_names: list[str], base: int, size: int, np: Any
-) -> list[_Slot | int]:
+) -> list[_Slot | int | None]:
     """One case's arguments, checked against its input bytes: ``base`` is where they start in
     the shared region, ``size`` how many there are."""
     if not isinstance(spec, dict) or not isinstance(spec.get("args"), list):
         raise FrameError("a case has no argument list")
     if len(spec["args"]) != len(param_names):
         raise FrameError("a case has the wrong number of arguments")
-    args: list[_Slot | int] = []
+    args: list[_Slot | int | None] = []
     for pname, arg in zip(param_names, spec["args"], strict=True):
         if isinstance(arg, dict) and type(arg.get("int")) is int:
             args.append(arg["int"])
+            continue
+        if isinstance(arg, dict) and arg.get("none") is True:
+            args.append(None)
             continue
         try:
             dtype = np.dtype(str(arg["dtype"]))
@@ -270,7 +279,7 @@ class _Case:
 
     __slots__ = ("args", "inputs", "spec")
 
-    def __init__(self, spec: bytes, inputs: bytearray, args: list[_Slot | int]) -> None:
+    def __init__(self, spec: bytes, inputs: bytearray, args: list[_Slot | int | None]) -> None:
         self.spec = spec
         self.inputs = inputs
         self.args = args
@@ -291,6 +300,9 @@ class Supervisor:
         self.output_cap = int(limits["output_bytes"])
         self.output_kill = int(limits["output_kill_bytes"])
         self.result_cap = int(limits["result_bytes"])
+        outputs = header.get("outputs")
+        # None: one array per call; N: a tuple of N arrays.
+        self.outputs: int | None = outputs if type(outputs) is int and 0 < outputs <= 16 else None
         self.total = int(header["cases"])
         self.public = int(header["public"])
         region_bytes = int(header["region_bytes"])
@@ -535,17 +547,17 @@ class Supervisor:
         self.reported.add(index)
         seconds = time.monotonic() - self.case_started
         error = _clean_error(msg.get("error")) if msg.get("error") is not None else None
-        npy_head: bytes | None = None
+        blobs: list[tuple[bytes, bytes]] | None = None
         if data is not None:
             try:
-                npy_head = self.output_header(msg["output"], data)
+                blobs = self.output_blobs(msg["output"], data)
             except (ValueError, TypeError, KeyError) as exc:
                 error = {
                     "type": "InvalidOutput",
                     "message": str(exc)[:MAX_MESSAGE],
                     "traceback": "",
                 }
-            if npy_head is not None:
+            if blobs is not None:
                 self.result_total += len(data)
                 if self.result_total > self.result_cap:
                     self.overflow(pid)
@@ -565,13 +577,15 @@ class Supervisor:
             "error": error,
             "mutated_inputs": [p for p in self.param_names if p in mutated],
             "seconds": seconds,
-            "output": npy_head is not None,
+            "output": blobs is not None,
         }
+        if blobs is not None and self.outputs is not None:
+            header["parts"] = len(blobs)
         write_json(self.out, header)
-        if npy_head is not None and data is not None:
-            self.out.write(FRAME_HEADER.pack(BLOB_KIND, len(npy_head) + len(data)))
+        for npy_head, body in blobs or ():
+            self.out.write(FRAME_HEADER.pack(BLOB_KIND, len(npy_head) + len(body)))
             self.out.write(npy_head)
-            self.out.write(data)
+            self.out.write(body)
 
     def mutated(self, case: _Case) -> set[str]:
         """The arguments whose bytes in the shared region differ from the supervisor's copy."""
@@ -588,6 +602,27 @@ class Supervisor:
             for s in slots
             if live[s.start : s.end] != pristine[s.start - base : s.end - base]
         }
+
+    def output_blobs(self, meta: Any, data: bytes) -> list[tuple[bytes, bytes]]:
+        """(.npy header, raw bytes) of each output the worker sent: one array, or when the job
+        asks for a tuple, one per part (``meta["parts"]``, their bytes laid end to end)."""
+        if self.outputs is None:
+            return [(self.output_header(meta, data), data)]
+        parts = meta["parts"]
+        if not isinstance(parts, list) or len(parts) != self.outputs:
+            raise ValueError("wrong number of outputs")
+        blobs = []
+        pos = 0
+        for part in parts:
+            size = int(part["nbytes"])
+            if size < 0 or pos + size > len(data):
+                raise ValueError("output bytes do not match their shapes")
+            body = data[pos : pos + size]
+            blobs.append((self.output_header(part, body), body))
+            pos += size
+        if pos != len(data):
+            raise ValueError("output bytes do not match their shapes")
+        return blobs
 
     def output_header(self, meta: Any, data: bytes) -> bytes:
         """The .npy header for the worker's raw output bytes, after checking they fit."""
@@ -653,8 +688,32 @@ def _clean_error(err: Any) -> dict[str, str]:
     }
 
 
-# What a hidden case's error may say: which of these it was, nothing more.
-HIDDEN_ERROR_TYPES = ("Exception", "MemoryError", "InvalidOutput")
+# The exception types a hidden case's error may name, so that an expected-error case can be
+# judged outside the sandbox: a short fixed list of standard ones. Any other (a class the
+# submission defines is ``submission.Name``) is reported as ``Exception``. The name is still the
+# submission's to choose, but only among these, and the host never shows it.
+HIDDEN_EXCEPTION_NAMES = frozenset(
+    {
+        "ArithmeticError",
+        "AssertionError",
+        "Exception",
+        "FloatingPointError",
+        "IndexError",
+        "KeyError",
+        "LookupError",
+        "MemoryError",
+        "NotImplementedError",
+        "OverflowError",
+        "RuntimeError",
+        "TypeError",
+        "ValueError",
+        "ZeroDivisionError",
+        "numpy.linalg.LinAlgError",
+    }
+)
+# What a hidden case's error may say: one of these, nothing more (``InvalidOutput``: the result
+# was not what the job asks for).
+HIDDEN_ERROR_TYPES = HIDDEN_EXCEPTION_NAMES | {"InvalidOutput"}
 
 
 def _error_category(error: dict[str, str] | None) -> dict[str, str] | None:
@@ -709,6 +768,7 @@ class _Worker:
         self.code = str(sup.job["code"])
         self.function_name = str(sup.job["function_name"])
         self.result_cap = sup.result_cap
+        self.outputs = sup.outputs
         os.dup2(out_w, 1)
         os.dup2(err_w, 2)
         os.close(out_w)
@@ -757,7 +817,7 @@ class _Worker:
                 stream.flush()
         self.exit(0)  # also ends threads the submission left running
 
-    def load_case(self) -> list[_Slot | int]:
+    def load_case(self) -> list[_Slot | int | None]:
         """The current case's arguments, as the supervisor laid them before acknowledging."""
         try:
             (length,) = self.unpack_length(self.region)
@@ -844,7 +904,7 @@ class _Worker:
     def load_failed(self, kind: str, exc: BaseException) -> None:
         self.send_json({"type": "load_failed", "kind": kind, "error": _describe(exc)})
 
-    def run_case(self, fn: Callable[..., Any], index: int, args: list[_Slot | int]) -> None:
+    def run_case(self, fn: Callable[..., Any], index: int, args: list[_Slot | int | None]) -> None:
         values: list[Any] = []
         for arg in args:
             if isinstance(arg, _Slot):
@@ -882,6 +942,23 @@ class _Worker:
         self.send_json(header, data)
 
     def convert(self, result: Any) -> tuple[dict[str, Any], bytes]:
+        if self.outputs is None:
+            return self.convert_array(result, self.result_cap)
+        n = self.outputs
+        if type(result) is not tuple or len(result) != n:
+            got = f"a tuple of {len(result)}" if type(result) is tuple else _type_name(result)
+            raise _BadOutput(f"returned {got}; expected a tuple of {n} numpy.ndarrays")
+        metas, blobs = [], []
+        budget = self.result_cap
+        for part in result:
+            meta, data = self.convert_array(part, budget)
+            budget -= len(data)
+            meta["nbytes"] = len(data)
+            metas.append(meta)
+            blobs.append(data)
+        return {"parts": metas}, b"".join(blobs)
+
+    def convert_array(self, result: Any, cap: int) -> tuple[dict[str, Any], bytes]:
         if type(result) is not self.ndarray:
             if isinstance(result, self.ndarray):
                 raise _BadOutput(
@@ -894,7 +971,7 @@ class _Worker:
             raise _BadOutput(f"returned an array of dtype {dtype}; expected a numeric dtype")
         shape = tuple(int(d) for d in self.shape_of(result))
         nbytes = _product(shape) * dtype.itemsize
-        if nbytes > self.result_cap:
+        if nbytes > cap:
             raise _BadOutput(
                 f"returned an array of shape {shape} ({nbytes} bytes); "
                 f"the limit is {self.result_cap} bytes"

@@ -39,7 +39,7 @@ def encode_job(request: RunRequest) -> bytes:
     names = request.param_names
     sections = [_section(case, names) for case in request.cases]
     limits = request.limits
-    header = {
+    header: dict[str, Any] = {
         "version": 3,
         "code": request.code,
         "function_name": request.function_name,
@@ -55,6 +55,8 @@ def encode_job(request: RunRequest) -> bytes:
             "result_bytes": limits.result_bytes,
         },
     }
+    if request.outputs is not None:
+        header["outputs"] = request.outputs
     parts = [*_frame(JSON_KIND, _json(header))]
     for spec, inputs in sections:
         parts += [*_frame(JSON_KIND, spec), *_frame(BLOB_KIND, inputs)]
@@ -81,6 +83,8 @@ def _section(case: CaseArgs, names: Sequence[str]) -> tuple[bytes, bytearray]:
             args.append({"dtype": dtype.str, "shape": list(value.shape), "offset": offset})
             arrays.append((offset, value))
             size = offset + value.nbytes
+        elif value is None:
+            args.append({"none": True})
         else:
             args.append({"int": int(value)})
     buf = bytearray(size)
@@ -147,6 +151,7 @@ class CaseFrame(BaseModel):
     mutated_inputs: list[str]
     seconds: float = Field(ge=0)
     output: bool
+    parts: int | None = Field(default=None, ge=1, le=16)
 
 
 class LoadFailedFrame(BaseModel):
@@ -218,17 +223,23 @@ def parse_stream(data: bytes, request: RunRequest) -> ParsedStream:
             if isinstance(frame, StartedFrame):
                 parsed.started = True
             elif isinstance(frame, CaseFrame):
-                blob = None
-                if frame.output:
+                if frame.output and frame.parts != request.outputs:
+                    raise ValueError("the number of outputs is not the one asked for")
+                blobs: list[bytearray] = []
+                for _ in range((frame.parts or 1) if frame.output else 0):
                     blob, pos = _read_blob(data, pos)
                     budget -= len(blob)
                     if budget < 0:
                         parsed.problem = "outputs exceed the result size limit"
                         return parsed
+                    blobs.append(blob)
                 if frame.index >= len(request.cases) or frame.index in seen:
                     raise ValueError(f"unexpected case index {frame.index}")
                 hidden = request.cases[frame.index].hidden
-                output = None if blob is None else _case_output(blob, hidden)
+                arrays = tuple(_case_output(blob, hidden) for blob in blobs)
+                output: np.ndarray | tuple[np.ndarray, ...] | None = None
+                if arrays:
+                    output = arrays[0] if frame.parts is None else arrays
                 seen.add(frame.index)
                 parsed.cases.append(
                     CaseOutcome(

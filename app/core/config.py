@@ -60,6 +60,11 @@ class Settings(BaseSettings):
         default=REPO_ROOT / "client" / "dist",
         description="Where `make client-wheel` puts the client's wheel, served at /client/.",
     )
+    problem_dirs: str = Field(
+        default="",
+        description="Extra folders of problems, separated by ':' (a course's own problems); "
+        "ids must be unique across every folder.",
+    )
 
     sandbox: SandboxKind = Field(
         default="bwrap",
@@ -242,6 +247,10 @@ class Settings(BaseSettings):
                     "(e.g. `openssl rand -hex 24`)"
                 )
         return self
+
+    @property
+    def extra_problem_dirs(self) -> list[Path]:
+        return [Path(part) for part in self.problem_dirs.split(":") if part.strip()]
 
     @property
     def effective_database_url(self) -> str:

@@ -1,12 +1,14 @@
 """Compares a sandbox run's raw outputs with the reference's, case by case, outside the sandbox.
 
-Order of checks per case: did it run, were the inputs left alone, the shape, non-finite values,
-then ``np.allclose(actual, expected, rtol, atol)`` in float64 with the reference as the second
-argument (so the tolerance scales with the expected value, never with the submission's).
-A hidden case's (or a probe's) report says only which of a few outcomes it had, in fixed wording
-chosen here (``HIDDEN_WORDING``): no values, positions, actual shapes or dtypes, no exception
-text and no per-case time. Everything the submission controls while it holds hidden inputs could
-spell them out.
+Order of checks per case: did it run, were the inputs left alone, then per output the shape,
+non-finite values, then ``np.allclose(actual, expected, rtol, atol)`` in float64 with the
+reference as the second argument (so the tolerance scales with the expected value, never with
+the submission's). A case that requires an exception passes when the function raises exactly
+that type.
+A hidden case's (or a probe's) report says only which of a few outcomes it had (per output, for
+a problem with several), in fixed wording chosen here (``HIDDEN_WORDING``): no values,
+positions, actual shapes or dtypes, no exception text and no per-case time. Everything the
+submission controls while it holds hidden inputs could spell them out.
 """
 
 from __future__ import annotations
@@ -15,9 +17,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from app.grading.schemas import CaseReport
-from app.problems.cases import TestCase
-from app.problems.spec import Tolerance
+from app.grading.schemas import CaseReport, OutputReport
+from app.problems.cases import TestCase, parts_of
+from app.problems.spec import Returns, Tolerance
 from sandbox.protocol import CaseOutcome, RunResult
 from sandbox.verdicts import Verdict
 
@@ -32,6 +34,10 @@ HIDDEN_WORDING = {
     "shape": "wrong shape",
     "non_finite": "the output has NaN or infinite values",
     "values": "values differ from the expected output beyond the tolerance",
+    # A problem with several outputs: not a tuple of real arrays, one per output.
+    "not_outputs": "did not return a tuple of arrays of real numbers, one per output",
+    # A case that requires an exception: the call returned instead.
+    "not_raised": "did not raise the expected error",
 }
 
 # Public cases' times are shown to the millisecond: they all run before any hidden input exists
@@ -73,48 +79,128 @@ def error_grid(error: np.ndarray) -> list[list[float]]:
 
 
 def compare_case(
-    case: TestCase, outcome: CaseOutcome | None, tolerance: Tolerance, run_status: str = "ok"
+    case: TestCase,
+    outcome: CaseOutcome | None,
+    tolerance: Tolerance,
+    run_status: str = "ok",
+    outputs: Sequence[Returns] | None = None,
 ) -> CaseReport:
-    """One case's report. ``outcome`` is None when the run ended before reaching the case."""
+    """One case's report. ``outcome`` is None when the run ended before reaching the case.
+    ``outputs`` (the problem's ``returns``) gives each output its name and tolerance; without it
+    the case has one output, compared with ``tolerance``."""
+    if case.raises is not None:
+        return _compare_raises(case, outcome, run_status)
     assert case.expected is not None, "cases are compared only after the reference filled them"
-    expected = case.expected
+    hidden = case.visibility == "hidden"
+    several = isinstance(case.expected, tuple)
+    expected = parts_of(case.expected)
     report = CaseReport(
         name=case.name,
         visibility=case.visibility,
         status="error",
-        expected_shape=list(expected.shape),
+        expected_shape=list(expected[0].shape),
     )
     if outcome is None:
-        report.message = f"not run: the run ended early ({run_status.replace('_', ' ')})"
+        report.message = _not_run(run_status)
         return report
-    if case.visibility == "hidden":
-        return _hidden_report(report, outcome, expected, tolerance)
-    report.seconds = rounded(outcome.seconds, PUBLIC_SECONDS_STEP)
+    if not hidden:
+        report.seconds = rounded(outcome.seconds, PUBLIC_SECONDS_STEP)
     if outcome.output is None:
-        report.message = error_message(outcome) if outcome.error else "returned nothing"
+        report.message = _no_output(outcome, hidden, several)
         return report
-    actual = outcome.output
-    report.actual_shape = list(actual.shape)
+    actual = parts_of(outcome.output)
+    if not hidden:
+        report.actual_shape = list(actual[0].shape)
     report.status = "failed"
     if outcome.mutated_inputs:
-        report.message = f"modified its input {', '.join(outcome.mutated_inputs)} in place"
+        report.message = (
+            HIDDEN_WORDING["mutated"]
+            if hidden
+            else f"modified its input {', '.join(outcome.mutated_inputs)} in place"
+        )
         return report
-    if actual.shape != expected.shape:
+    if not several:
+        if isinstance(outcome.output, tuple):
+            report.message = (
+                HIDDEN_WORDING["not_an_array"]
+                if hidden
+                else f"returned a tuple of {len(actual)} arrays; expected one array"
+            )
+            return report
+        _compare_array(report, actual[0], expected[0], tolerance, hidden)
+        return report
+    specs = (
+        list(outputs)
+        if outputs
+        else [Returns(name=f"output{k}", shape=["1"]) for k in range(len(expected))]
+    )
+    names = [o.name for o in specs]
+    if not isinstance(outcome.output, tuple) or len(actual) != len(expected):
+        got = f"a tuple of {len(actual)}" if isinstance(outcome.output, tuple) else "one array"
+        report.message = (
+            HIDDEN_WORDING["not_outputs"]
+            if hidden
+            else f"returned {got}; expected a tuple of {len(expected)} arrays ({', '.join(names)})"
+        )
+        return report
+    for spec, mine, want in zip(specs, actual, expected, strict=True):
+        part = OutputReport(name=spec.name, status="failed", expected_shape=list(want.shape))
+        if not hidden:
+            part.actual_shape = list(mine.shape)
+        _compare_array(part, mine, want, spec.tolerance or tolerance, hidden)
+        report.outputs.append(part)
+    wrong = [o for o in report.outputs if o.status != "passed"]
+    if not wrong:
+        report.status = "passed"
+        return report
+    first = wrong[0]
+    report.expected_shape, report.actual_shape = first.expected_shape, first.actual_shape
+    report.max_error, report.max_error_index = first.max_error, first.max_error_index
+    report.error_grid = first.error_grid
+    # Output names are the problem's own: "weights: wrong shape" says nothing hidden.
+    report.message = "; ".join(f"{o.name}: {o.message}" for o in wrong)
+    return report
+
+
+def _no_output(outcome: CaseOutcome, hidden: bool, several: bool) -> str:
+    """Why a case has no output: it raised, or returned something that is not what is due."""
+    if not hidden:
+        return error_message(outcome) if outcome.error else "returned nothing"
+    if outcome.error is not None and outcome.error.type != "InvalidOutput":
+        return HIDDEN_WORDING["error"]
+    return HIDDEN_WORDING["not_outputs" if several else "not_an_array"]
+
+
+def _not_run(run_status: str) -> str:
+    return f"not run: the run ended early ({run_status.replace('_', ' ')})"
+
+
+def _compare_array(
+    report: CaseReport | OutputReport,
+    actual: np.ndarray,
+    expected: np.ndarray,
+    tolerance: Tolerance,
+    hidden: bool,
+) -> None:
+    """Compare one output, writing the status and message (and, for a public case, where it is
+    off) into ``report``, whose status is "failed" until the output passes. A hidden case's
+    message is only ``HIDDEN_WORDING``'s for the outcome."""
+    found = array_outcome(actual, expected, tolerance)
+    if found == "passed":
+        report.status = "passed"
+    elif hidden:
+        report.message = HIDDEN_WORDING[found]
+    elif found == "shape":
         report.message = (
             f"wrong shape: expected {_shape(expected.shape)}, got {_shape(actual.shape)}"
         )
-        return report
-    if not _real(actual):
+    elif found == "not_an_array":
         report.message = f"output dtype {actual.dtype} is not a real number type"
-        return report
-    actual = actual.astype(np.float64)
-    finite = np.isfinite(actual)
-    if not finite.all():
-        bad = int(actual.size - np.count_nonzero(finite))
+    elif found == "non_finite":
+        bad = int(actual.size - np.count_nonzero(np.isfinite(actual)))
         report.message = f"{bad} of {actual.size} output values are NaN or infinite"
-        return report
-    if not _allclose(actual, expected, tolerance):
-        error = np.abs(actual - expected)
+    else:
+        error = np.abs(actual.astype(np.float64) - expected)
         where = np.unravel_index(int(np.argmax(error)), error.shape)
         report.max_error = float(error[where])
         report.max_error_index = [int(i) for i in where]
@@ -123,19 +209,11 @@ def compare_case(
             f"largest error {report.max_error:.3g} at {list(report.max_error_index)}: "
             f"got {actual[where]:.6g}, expected {expected[where]:.6g}"
         )
-        return report
-    report.status = "passed"
-    return report
 
 
-def hidden_outcome(outcome: CaseOutcome, expected: np.ndarray, tolerance: Tolerance) -> str:
-    """Which of ``HIDDEN_WORDING``'s outcomes a hidden case had, or ``"passed"``."""
-    actual = outcome.output
-    if actual is None:
-        invalid = outcome.error is None or outcome.error.type == "InvalidOutput"
-        return "not_an_array" if invalid else "error"
-    if outcome.mutated_inputs:
-        return "mutated"
+def array_outcome(actual: np.ndarray, expected: np.ndarray, tolerance: Tolerance) -> str:
+    """Which of ``HIDDEN_WORDING``'s outcomes one output had ("shape", "not_an_array",
+    "non_finite", "values"), or ``"passed"``."""
     if actual.shape != expected.shape:
         return "shape"
     if not _real(actual):
@@ -146,16 +224,38 @@ def hidden_outcome(outcome: CaseOutcome, expected: np.ndarray, tolerance: Tolera
     return "passed" if _allclose(actual, expected, tolerance) else "values"
 
 
-def _hidden_report(
-    report: CaseReport, outcome: CaseOutcome, expected: np.ndarray, tolerance: Tolerance
-) -> CaseReport:
-    found = hidden_outcome(outcome, expected, tolerance)
-    if found == "passed":
+def _compare_raises(case: TestCase, outcome: CaseOutcome | None, run_status: str) -> CaseReport:
+    """A case that requires the function to raise ``case.raises``. On a hidden case the
+    exception's type is a name the sandbox lets through only from a short list of standard ones
+    (``sandbox.runner.HIDDEN_EXCEPTION_NAMES``), and the message is fixed: what the submission
+    did instead is its own material."""
+    wanted = case.raises
+    hidden = case.visibility == "hidden"
+    report = CaseReport(name=case.name, visibility=case.visibility, status="error", raises=wanted)
+    if outcome is None:
+        report.message = _not_run(run_status)
+        return report
+    if not hidden:
+        report.seconds = rounded(outcome.seconds, PUBLIC_SECONDS_STEP)
+    report.status = "failed"
+    raised = outcome.error is not None and outcome.error.type != "InvalidOutput"
+    if outcome.mutated_inputs:
+        report.message = (
+            HIDDEN_WORDING["mutated"]
+            if hidden
+            else f"modified its input {', '.join(outcome.mutated_inputs)} in place"
+        )
+    elif outcome.error is not None and outcome.error.type == wanted:
         report.status = "passed"
+        report.message = f"raised {wanted}, as required"
+    elif hidden:
+        report.message = HIDDEN_WORDING["error" if raised else "not_raised"]
+    elif outcome.error is not None:
+        report.message = (
+            f"expected the function to raise {wanted}, but it raised {error_message(outcome)}"
+        )
     else:
-        # As for a public case: no array back is an error, a wrong array a failure.
-        report.status = "error" if outcome.output is None else "failed"
-        report.message = HIDDEN_WORDING[found]
+        report.message = f"expected the function to raise {wanted}, but it returned normally"
     return report
 
 
@@ -175,7 +275,10 @@ def _allclose(actual: np.ndarray, expected: np.ndarray, tolerance: Tolerance) ->
 
 
 def compare_cases(
-    cases: Sequence[TestCase], run: RunResult, tolerance: Tolerance
+    cases: Sequence[TestCase],
+    run: RunResult,
+    tolerance: Tolerance,
+    outputs: Sequence[Returns] | None = None,
 ) -> list[CaseReport]:
     """Reports in case order. Hidden cases are reported as "hidden-1", "hidden-2"...: their
     names are hidden material like their inputs."""
@@ -183,7 +286,7 @@ def compare_cases(
     reports = []
     hidden = 0
     for case in cases:
-        report = compare_case(case, by_name.get(case.name), tolerance, run.status)
+        report = compare_case(case, by_name.get(case.name), tolerance, run.status, outputs)
         if case.visibility == "hidden":
             hidden += 1
             report.name = f"hidden-{hidden}"

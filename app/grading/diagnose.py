@@ -3,8 +3,10 @@
 The smallest set of faults whose model reproduces every probe output is the diagnosis (the
 fault table holds every combination's outputs, so singles, pairs and triples are all checked at
 once and the smallest size wins). When several sets of that size explain the output, all are
-reported as alternatives. Contract checks (inputs mutated, low precision, equal lengths only,
-non-finite values, wrong shapes) come from how the outputs fail to match. When nothing explains
+reported as alternatives. Contract checks (inputs mutated, low precision, non-finite values,
+wrong shapes, and the problem's own, such as "explained only where the lengths are equal") come
+from how the outputs fail to match. A problem with several outputs has a column per output of
+each probe, so every output must be reproduced. When nothing explains
 the output, the problem's property checks say which requirements the probes implicate.
 """
 
@@ -15,7 +17,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from app.grading.faulttable import Combo, FaultTable
+from app.grading.faulttable import Combo, FaultTable, Matches, ProbeColumn
+from app.problems.cases import Result
 from app.problems.loader import Problem
 from sandbox.protocol import CaseOutcome
 
@@ -42,10 +45,22 @@ class Finding:
         return list(seen)
 
 
-def _usable(outcome: CaseOutcome | None, shape: tuple[int, ...]) -> np.ndarray | None:
-    if outcome is None or outcome.output is None or outcome.output.shape != shape:
+def _part(outcome: CaseOutcome | None, part: int, parts: int) -> np.ndarray | None:
+    """Output ``part`` of a submission's result (of ``parts`` outputs), whatever its shape."""
+    if outcome is None or outcome.output is None:
         return None
-    out = outcome.output
+    result = outcome.output
+    if isinstance(result, tuple):
+        return result[part] if len(result) == parts else None
+    return result if parts == 1 else None
+
+
+def _usable(
+    outcome: CaseOutcome | None, shape: tuple[int, ...], part: int = 0, parts: int = 1
+) -> np.ndarray | None:
+    out = _part(outcome, part, parts)
+    if out is None or out.shape != shape:
+        return None
     if not (np.issubdtype(out.dtype, np.floating) or np.issubdtype(out.dtype, np.integer)):
         return None
     return out
@@ -70,9 +85,10 @@ def diagnose(
         finding.contract["input-mutated"] = f"Your function changed {', '.join(mutated)} in place."
 
     columns = table.columns
-    outputs = [_usable(probe_outcomes.get(c.name), c.shape) for c in columns]
+    parts = len(problem.spec.outputs)
+    outputs = [_usable(probe_outcomes.get(c.name), c.shape, c.part, parts) for c in columns]
     matches = table.match(outputs)
-    n = len(columns)
+    n = len({c.name for c in columns})  # probes (a probe has a column per output)
 
     found = table.smallest(matches.exact.all(axis=1))
     if found:
@@ -95,34 +111,18 @@ def diagnose(
         finding.evidence = f"It reproduces your output, to low precision, on all {n} probe inputs."
         return finding
 
-    equal = np.array([c.equal_lengths for c in columns])
-    if (
-        equal.any()
-        and not equal.all()
-        and all(o is not None for o, e in zip(outputs, equal, strict=True) if e)
-    ):
-        for ok, low in ((matches.exact, False), (matches.close, True)):
-            found = table.smallest(ok[:, equal].all(axis=1))
-            if found:
-                finding.alternatives, finding.explained = _codes(found), True
-                finding.contract["assumes-equal-lengths"] = (
-                    f"Your output is explained on the {int(equal.sum())} probe inputs whose "
-                    f"sequences have equal lengths, and wrong or failing on the "
-                    f"{int((~equal).sum())} others."
-                )
-                if low:
-                    finding.contract["low-precision"] = (
-                        "Where it works, your output agrees only to low precision."
-                    )
-                finding.evidence = "It reproduces your output wherever the lengths are equal."
-                return finding
+    model = problem.diagnostics.error_model if problem.diagnostics else None
+    for code, mark in model.partial_checks() if model else []:
+        if _partly_explained(finding, table, matches, outputs, code, mark):
+            return finding
 
     usable = np.array([o is not None for o in outputs])
     finite = np.array([o is not None and bool(np.all(np.isfinite(o))) for o in outputs])
     if (usable & ~finite).any():
+        bad = len({c.name for c, u, f in zip(columns, usable, finite, strict=True) if u and not f})
         finding.contract["non-finite-output"] = (
-            f"Your output has NaN or infinite values on {int((usable & ~finite).sum())} of {n} "
-            f"probe inputs, where no known mistake gives them."
+            f"Your {_outputs_named(columns, usable & ~finite)} has NaN or infinite values on "
+            f"{bad} of {n} probe inputs, where no known mistake gives them."
         )
         if finite.any():
             found = table.smallest(matches.exact[:, finite].all(axis=1))
@@ -132,24 +132,70 @@ def diagnose(
         finding.implicated = _implicated(problem, table, probe_outcomes)
         return finding
 
-    reached = [probe_outcomes.get(c.name) for c in columns]
-    wrong_shape = [
-        o.output.shape
-        for o, c in zip(reached, columns, strict=True)
-        if o is not None and o.output is not None and o.output.shape != c.shape
-    ]
-    if wrong_shape:
+    wrong_shape = np.array(
+        [
+            (got := _part(probe_outcomes.get(c.name), c.part, parts)) is not None
+            and got.shape != c.shape
+            for c in columns
+        ]
+    )
+    if wrong_shape.any():
+        probes = len({c.name for c, w in zip(columns, wrong_shape, strict=True) if w})
         finding.contract["shape-mismatch"] = (
-            f"On {len(wrong_shape)} of {n} probe inputs your output has the wrong shape."
+            f"On {probes} of {n} probe inputs your {_outputs_named(columns, wrong_shape)} has "
+            f"the wrong shape."
         )
     elif usable.any():
         finding.contract["unrecognized"] = (
             f"No combination of up to {table.max_faults} known mistakes reproduces your output."
         )
     # Nothing usable at all (every probe raised): the error message is the diagnosis.
-    if wrong_shape or usable.any():
+    if wrong_shape.any() or usable.any():
         finding.implicated = _implicated(problem, table, probe_outcomes)
     return finding
+
+
+def _outputs_named(columns: Sequence[ProbeColumn], which: np.ndarray) -> str:
+    """ "output", or for a problem with several outputs the names of those concerned."""
+    names = list(dict.fromkeys(c.output for c, w in zip(columns, which, strict=True) if w))
+    if all(c.part == 0 for c in columns):
+        return "output"
+    return "output " + " and ".join(repr(n) for n in names)
+
+
+def _partly_explained(
+    finding: Finding,
+    table: FaultTable,
+    matches: Matches,
+    outputs: Sequence[np.ndarray | None],
+    code: str,
+    mark: str,
+) -> bool:
+    """The problem's own check ``code``: explained on the probes marked ``mark`` (every one of
+    which gave an output), wrong or failing on the others."""
+    columns = table.columns
+    marked = np.array([mark in c.marks for c in columns])
+    if not marked.any() or marked.all():
+        return False
+    if not all(o is not None for o, m in zip(outputs, marked, strict=True) if m):
+        return False
+    inside = len({c.name for c, m in zip(columns, marked, strict=True) if m})
+    outside = len({c.name for c, m in zip(columns, marked, strict=True) if not m})
+    for ok, low in ((matches.exact, False), (matches.close, True)):
+        found = table.smallest(ok[:, marked].all(axis=1))
+        if found:
+            finding.alternatives, finding.explained = _codes(found), True
+            finding.contract[code] = (
+                f"Your output is explained on the {inside} probe inputs marked {mark!r}, and "
+                f"wrong or failing on the {outside} others."
+            )
+            if low:
+                finding.contract["low-precision"] = (
+                    "Where it works, your output agrees only to low precision."
+                )
+            finding.evidence = f"It reproduces your output on every probe input marked {mark!r}."
+            return True
+    return False
 
 
 def _implicated(
@@ -158,10 +204,19 @@ def _implicated(
     diagnostics = problem.diagnostics
     if diagnostics is None:
         return []
-    outputs: dict[str, np.ndarray | None] = {}
+    parts = len(problem.spec.outputs)
+    outputs: dict[str, Result | None] = {}
     for probe in diagnostics.probes:
-        out = _usable(probe_outcomes.get(probe.name), table.shapes[probe.name])
-        outputs[probe.name] = None if out is None else out.astype(np.float64)
+        shapes = table.shapes[probe.name]
+        got = [
+            _usable(probe_outcomes.get(probe.name), shape, k, parts)
+            for k, shape in enumerate(shapes)
+        ]
+        if any(g is None for g in got):
+            outputs[probe.name] = None
+        else:
+            floats = tuple(np.asarray(g, dtype=np.float64) for g in got)
+            outputs[probe.name] = floats if problem.spec.multiple_outputs else floats[0]
     try:
         with np.errstate(all="ignore"):
             found = diagnostics.implicated(outputs)

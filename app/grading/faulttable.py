@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from app.problems.errormodel import Diagnostics
+from app.problems.errormodel import Diagnostics, Probe
 from app.problems.loader import Problem
 
 
@@ -31,16 +31,20 @@ class Combo:
 
 @dataclass(frozen=True)
 class ProbeColumn:
-    """One fault probe: every combination's output, flattened, one row per combination."""
+    """One output of one fault probe: every combination's output, flattened, one row per
+    combination. A combination whose reference raised on the probe, or gave another shape, has
+    a row of NaN that matches nothing."""
 
-    name: str
+    name: str  # the probe's name
     shape: tuple[int, ...]
     filled: np.ndarray  # (combos, size) float64, non-finite entries replaced by 0
     finite: np.ndarray  # (combos, size) bool
     scale: float  # largest |correct output|: the yardstick for the low-precision match
-    equal_lengths: bool
-    rtol: float  # the problem's tolerance
+    rtol: float  # the output's tolerance
     atol: float
+    marks: frozenset[str] = frozenset()  # the probe's marks, for the problem's own checks
+    part: int = 0  # which output of the function: its index in ``returns``
+    output: str = "output"  # and its name
     # Derived once here rather than for every diagnosed submission:
     # (combos, size) atol + rtol * |filled|, the tolerance around each entry;
     tolerance: np.ndarray = field(init=False, repr=False)
@@ -80,44 +84,49 @@ class FaultTable:
             raise ValueError(f"problem {problem.id} has no error model")
         probes = [p for p in diagnostics.probes if p.purpose == "fault"]
         combos = enumerate_combos(diagnostics)
-        names = [p.name for p in problem.spec.params]
-        raw: list[list[np.ndarray]] = []
-        with np.errstate(all="ignore"):  # unstable-softmax overflows on purpose
-            for combo in combos:
-                row = []
-                for probe in probes:
-                    args = [_copy(probe.inputs[n]) for n in names]
-                    out = diagnostics.faulty_reference(*args, faults=combo.flags)
-                    row.append(np.asarray(out, dtype=np.float64).ravel())
-                raw.append(row)
+        spec = problem.spec
+        correct = {p.name: problem.evaluate(p.inputs) for p in diagnostics.probes}
+        # One column per (probe, output); raw[combo][column] is that output, flattened.
+        wanted = [(probe, k) for probe in probes for k in range(len(spec.outputs))]
+        raw = [_row(problem, combo, probes, [correct[p.name] for p in probes]) for combo in combos]
         keep = _distinct(combos, raw)
         self.combos: list[Combo] = [combos[i] for i in keep]
         self.sizes = np.array([c.size for c in self.combos])
         self.columns: list[ProbeColumn] = []
-        for j, probe in enumerate(probes):
-            stacked = np.stack([raw[i][j] for i in keep])
+        for j, (probe, k) in enumerate(wanted):
+            right = correct[probe.name][k]
+            entries = [raw[i][j] for i in keep]
+            failed = np.array([e is None for e in entries])
+            stacked = np.stack([np.zeros(right.size) if e is None else e for e in entries])
             finite = np.isfinite(stacked)
-            correct = problem.solve(probe.inputs)
+            filled = np.where(finite, stacked, 0.0)
+            # A row with no output holds NaN: its differences are NaN, so it matches nothing.
+            filled[failed] = np.nan
+            finite[failed] = False
+            output = spec.outputs[k]
+            tolerance = spec.tolerance_of(output)
             self.columns.append(
                 ProbeColumn(
                     name=probe.name,
-                    shape=correct.shape,
-                    filled=np.where(finite, stacked, 0.0),
+                    shape=right.shape,
+                    filled=filled,
                     finite=finite,
-                    rtol=problem.spec.tolerance.rtol,
-                    atol=problem.spec.tolerance.atol,
-                    scale=float(np.abs(correct).max()) or 1.0,
-                    equal_lengths=probe.equal_lengths,
+                    rtol=tolerance.rtol,
+                    atol=tolerance.atol,
+                    scale=float(np.abs(right).max(initial=0.0)) or 1.0,
+                    marks=frozenset(probe.marks),
+                    part=k,
+                    output=output.name,
                 )
             )
-        # Every probe's correct output shape, property probes included.
-        self.shapes: dict[str, tuple[int, ...]] = {
-            p.name: problem.solve(p.inputs).shape for p in diagnostics.probes
+        # Every probe's correct output shapes (one per output), property probes included.
+        self.shapes: dict[str, tuple[tuple[int, ...], ...]] = {
+            name: tuple(part.shape for part in parts) for name, parts in correct.items()
         }
         self.max_faults = diagnostics.error_model.diagnosis.max_faults
         self.low_precision = diagnostics.error_model.diagnosis.low_precision
-        self.rtol = problem.spec.tolerance.rtol
-        self.atol = problem.spec.tolerance.atol
+        self.rtol = spec.tolerance.rtol
+        self.atol = spec.tolerance.atol
 
     def match(self, outputs: Sequence[np.ndarray | None]) -> Matches:
         """Which combinations reproduce each probe's output. ``None`` (crash, wrong shape)
@@ -152,11 +161,28 @@ class FaultTable:
         return list(found.values())
 
 
-def _copy(value: object) -> object:
-    return value.copy() if isinstance(value, np.ndarray) else value
+def _row(
+    problem: Problem,
+    combo: Combo,
+    probes: Sequence[Probe],
+    correct: Sequence[tuple[np.ndarray, ...]],
+) -> list[np.ndarray | None]:
+    """One combination's outputs on the fault probes, one flattened array per (probe, output);
+    None where the faulty reference raises or gives another shape."""
+    row: list[np.ndarray | None] = []
+    for probe, right in zip(probes, correct, strict=True):
+        try:
+            with np.errstate(all="ignore"):  # unstable variants overflow on purpose
+                parts: tuple[np.ndarray, ...] | None = problem.evaluate(probe.inputs, combo.flags)
+        except Exception:  # a fault that cannot run on this probe reproduces no output there
+            parts = None
+        for k, want in enumerate(right):
+            got = parts[k] if parts is not None and len(parts) == len(right) else None
+            row.append(got.ravel() if got is not None and got.shape == want.shape else None)
+    return row
 
 
-def _distinct(combos: list[Combo], raw: list[list[np.ndarray]]) -> list[int]:
+def _distinct(combos: list[Combo], raw: list[list[np.ndarray | None]]) -> list[int]:
     """Drop a variant whose outputs equal another variant's of the same codes (e.g. two ways of
     merging that coincide once another fault skips the merge): one row per behaviour."""
     keep: list[int] = []
@@ -170,7 +196,9 @@ def _distinct(combos: list[Combo], raw: list[list[np.ndarray]]) -> list[int]:
     return keep
 
 
-def _same(a: np.ndarray, b: np.ndarray) -> bool:
+def _same(a: np.ndarray | None, b: np.ndarray | None) -> bool:
+    if a is None or b is None:
+        return a is b
     return bool(np.array_equal(a, b, equal_nan=True))
 
 

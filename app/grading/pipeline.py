@@ -11,9 +11,9 @@ from app.grading.compare import RUN_SECONDS_STEP, compare_cases, rounded, score,
 from app.grading.diagnose import diagnose
 from app.grading.faulttable import fault_table
 from app.grading.schemas import CaseReport, Diagnosis, GradeReport
-from app.problems.cases import TestCase
+from app.problems.cases import Inputs, TestCase
 from app.problems.loader import Problem
-from sandbox.protocol import CaseArgs, Limits, RunRequest, RunResult, Sandbox
+from sandbox.protocol import ArgValue, CaseArgs, Limits, RunRequest, RunResult, Sandbox
 from sandbox.verdicts import Verdict
 
 
@@ -24,6 +24,7 @@ def build_request(problem: Problem, code: str, cases: Sequence[TestCase]) -> Run
     if clash:
         raise ValueError(f"case names {clash} are also probe names")
     spec = problem.spec
+    names = [p.name for p in spec.params]
     # Every public case (the folder's examples and instructors' stored ones) before any hidden
     # one: what a public case prints is shown, so none may run once hidden inputs were seen.
     # Then the hidden cases, and the probes last: if the run is cut short, they are what is lost.
@@ -32,10 +33,11 @@ def build_request(problem: Problem, code: str, cases: Sequence[TestCase]) -> Run
     return RunRequest(
         code=code,
         function_name=spec.function_name,
-        param_names=[p.name for p in spec.params],
-        cases=[CaseArgs(name=c.name, args=dict(c.inputs)) for c in public]
-        + [CaseArgs(name=c.name, args=dict(c.inputs), hidden=True) for c in hidden]
-        + [CaseArgs(name=p.name, args=dict(p.inputs), hidden=True) for p in probes],
+        param_names=names,
+        outputs=len(spec.outputs) if spec.multiple_outputs else None,
+        cases=[CaseArgs(name=c.name, args=_args(c.inputs, names)) for c in public]
+        + [CaseArgs(name=c.name, args=_args(c.inputs, names), hidden=True) for c in hidden]
+        + [CaseArgs(name=p.name, args=_args(p.inputs, names), hidden=True) for p in probes],
         limits=run_limits(problem),
     )
 
@@ -47,6 +49,11 @@ def run_limits(problem: Problem) -> Limits:
         wall_seconds=spec.limits.wall_seconds,
         memory_mb=spec.limits.memory_mb,
     )
+
+
+def _args(inputs: Inputs, names: Sequence[str]) -> dict[str, ArgValue]:
+    """Every parameter's value; an omitted optional one is None."""
+    return {name: inputs.get(name) for name in names}
 
 
 def grade_submission(
@@ -79,7 +86,7 @@ def grade_submission(
 def grade_run(problem: Problem, cases: Sequence[TestCase], run: RunResult) -> GradeReport:
     """Everything after the sandbox: compare the cases, diagnose from the probes, word it."""
     start = time.perf_counter()
-    reports = compare_cases(cases, run, problem.spec.tolerance)
+    reports = compare_cases(cases, run, problem.spec.tolerance, problem.spec.outputs)
     result = verdict(run, reports)
     compared = time.perf_counter()
 

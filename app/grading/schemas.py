@@ -31,10 +31,7 @@ class Diagnosis(BaseModel):
     certain: bool = True
 
 
-class CaseReport(BaseModel):
-    name: str
-    visibility: Literal["public", "hidden"]
-    status: CaseStatus
+class _Compared(BaseModel):
     message: str = ""
     # Public cases only: where the answer is furthest from the reference.
     max_error: float | None = None
@@ -45,9 +42,27 @@ class CaseReport(BaseModel):
     expected_shape: list[int] | None = None
     # Public cases only: what the submission returned (a hidden case's could carry its inputs).
     actual_shape: list[int] | None = None
+
+
+class OutputReport(_Compared):
+    """One named output of a case, for a problem whose function returns several."""
+
+    name: str
+    status: Literal["passed", "failed"]
+
+
+class CaseReport(_Compared):
+    name: str
+    visibility: Literal["public", "hidden"]
+    status: CaseStatus
     # Public cases only, on the sandbox supervisor's clock: how long the call took. A hidden
     # case's time is the submission's to choose (it can sleep), so it is not shown per case.
     seconds: float | None = None
+    # For a problem with several outputs: each one's result (the fields above then describe the
+    # first output that failed, or the first output).
+    outputs: list[OutputReport] = Field(default_factory=list)
+    # Set when the case requires the function to raise this exception type.
+    raises: str | None = None
 
 
 class GradeReport(BaseModel):

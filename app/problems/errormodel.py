@@ -16,19 +16,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from app.problems.cases import Inputs
+from app.problems.cases import Inputs, Result
 from app.problems.spec import ProblemSpec, Slug
 
-# The grader's own checks. Their codes are fixed; each problem words them for its students.
+# The grader's own checks, which apply to every problem. Their codes are fixed; each problem
+# words them for its students.
 CONTRACT_CODES = (
     "input-mutated",
     "low-precision",
     "shape-mismatch",
     "non-finite-output",
-    "assumes-equal-lengths",
     "unrecognized",
 )
 
@@ -50,6 +49,12 @@ class Wording(_Strict):
     hint: str = Field(min_length=1, max_length=500)
 
 
+class ContractWording(Wording):
+    # Set for a check the problem declares itself (e.g. "assumes-equal-lengths"): the output is
+    # explained on the probes that carry this mark and wrong or failing on the others.
+    explained_on: Slug | None = None
+
+
 class FaultSpec(Wording):
     requirement: Slug
     # Reference flags that all express this one misconception; empty means just the code.
@@ -67,17 +72,22 @@ class DiagnosisSettings(_Strict):
 class ErrorModel(_Strict):
     diagnosis: DiagnosisSettings = DiagnosisSettings()
     faults: dict[Slug, FaultSpec] = Field(min_length=1)
-    contract: dict[str, Wording]
+    contract: dict[Slug, ContractWording]
 
     @field_validator("contract")
     @classmethod
-    def _contract_codes(cls, contract: dict[str, Wording]) -> dict[str, Wording]:
+    def _contract_codes(cls, contract: dict[str, ContractWording]) -> dict[str, ContractWording]:
         missing = [c for c in CONTRACT_CODES if c not in contract]
         if missing:
             raise ValueError(f"missing {missing}")
-        extra = sorted(set(contract) - set(CONTRACT_CODES))
-        if extra:
-            raise ValueError(f"unknown codes {extra}; the codes are {list(CONTRACT_CODES)}")
+        for code, wording in contract.items():
+            if code in CONTRACT_CODES and wording.explained_on is not None:
+                raise ValueError(f"{code}: the grader's own check takes no explained_on")
+            if code not in CONTRACT_CODES and wording.explained_on is None:
+                raise ValueError(
+                    f"{code}: not one of the grader's checks {list(CONTRACT_CODES)}; a check of "
+                    f'the problem\'s own needs explained_on = "<probe mark>"'
+                )
         return contract
 
     @field_validator("faults")
@@ -102,6 +112,10 @@ class ErrorModel(_Strict):
 
     def wording(self, code: str) -> Wording:
         return self.faults[code] if code in self.faults else self.contract[code]
+
+    def partial_checks(self) -> list[tuple[str, str]]:
+        """(code, probe mark) of each check the problem declares, in file order."""
+        return [(code, w.explained_on) for code, w in self.contract.items() if w.explained_on]
 
 
 def read_error_model(path: Path, spec: ProblemSpec, reference_flags: object) -> ErrorModel:
@@ -147,16 +161,18 @@ class Probe:
     inputs: Inputs
     # "fault": compared against every fault combination; "property": read by the property checks.
     purpose: ProbePurpose = "fault"
-    # For the contract check "assumes-equal-lengths": do the sequences here have equal lengths?
-    equal_lengths: bool = False
+    # Marks read by the problem's own contract checks (``explained_on`` in faults.toml), e.g.
+    # {"equal-lengths"}: the probes on which a partly working function still works.
+    marks: frozenset[str] = frozenset()
 
 
-# Given the submission's output on every probe (None where it raised or has the wrong shape),
-# return (requirement id, evidence) for each requirement a property shows is broken.
-PropertyCheck = Callable[[Mapping[str, np.ndarray | None]], list[tuple[str, str]]]
+# Given the submission's result on every probe (an array, or a tuple of arrays for a problem
+# with several outputs; None where it raised or has the wrong shape), return (requirement id,
+# evidence) for each requirement a property shows is broken.
+PropertyCheck = Callable[[Mapping[str, Result | None]], list[tuple[str, str]]]
 
 
-def no_properties(outputs: Mapping[str, np.ndarray | None]) -> list[tuple[str, str]]:
+def no_properties(outputs: Mapping[str, Result | None]) -> list[tuple[str, str]]:
     return []
 
 
@@ -167,5 +183,3 @@ class Diagnostics:
     error_model: ErrorModel
     probes: tuple[Probe, ...]
     implicated: PropertyCheck
-    # The reference with fault flags: reference(*args, faults=frozenset(flags)).
-    faulty_reference: Callable[..., np.ndarray]

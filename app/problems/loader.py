@@ -6,8 +6,10 @@ A problem folder holds:
 - ``statement.md``  markdown with ``$...$`` math, served to students;
 - ``starter.py``    the code the editor opens with;
 - ``reference.py``  the trusted solution: never served, never sent into a sandbox;
-- ``cases.py``      ``public_examples()``, ``hidden_cases(rng)`` and optionally
-  ``check_case(inputs, dims)`` for constraints the signature cannot express;
+- ``cases.py``      ``public_examples()``, ``hidden_cases(rng)`` and optionally two hooks:
+  ``check_case(inputs, dims)`` for constraints the signature cannot express, and
+  ``case_warnings(inputs, dims)`` for the problem's own instructor warnings (see
+  ``app.problems.hooks``);
 - ``faults.toml`` and ``probes.py`` (optional, together): the error model and the probe inputs
   that diagnose wrong answers (see ``app.problems.errormodel``).
 """
@@ -25,13 +27,28 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
-from app.problems.cases import CaseError, Inputs, TestCase, bind_dims, expected_shape
+from app.problems.cases import (
+    CaseError,
+    Inputs,
+    Result,
+    TestCase,
+    bind_dims,
+    output_shapes,
+)
 from app.problems.errormodel import (
     Diagnostics,
     ErrorModelError,
     Probe,
     no_properties,
     read_error_model,
+)
+from app.problems.hooks import (
+    CaseCheck,
+    WarningHook,
+    check_hidden_raises,
+    exception_name,
+    no_check,
+    no_warnings,
 )
 from app.problems.spec import ProblemSpec
 
@@ -48,7 +65,8 @@ class ProblemLoadError(Exception):
         self.field = field
 
 
-CaseCheck = Callable[[Inputs, dict[str, int]], None]
+class ReferenceOutputError(ValueError):
+    """The reference returned something that does not fit ``returns``."""
 
 
 @dataclass(frozen=True)
@@ -57,12 +75,13 @@ class Problem:
     directory: Path
     statement_markdown: str
     starter_code: str
-    reference: Callable[..., np.ndarray]
+    reference: Callable[..., Any]
     check_case: CaseCheck
     examples: tuple[TestCase, ...]
     hidden: tuple[TestCase, ...]
     # None when the folder has no faults.toml: wrong answers are then graded, not diagnosed.
     diagnostics: Diagnostics | None = None
+    warnings_hook: WarningHook = no_warnings
 
     @property
     def id(self) -> str:
@@ -74,26 +93,70 @@ class Problem:
         self.check_case(inputs, dims)
         return dims
 
-    def solve(self, inputs: Inputs) -> np.ndarray:
-        """Run the reference on copies, so a case's inputs are never touched by it."""
-        args = [_copy(inputs[p.name]) for p in self.spec.params]
-        return np.asarray(self.reference(*args), dtype=np.float64)
+    def evaluate(
+        self, inputs: Inputs, faults: frozenset[str] = frozenset()
+    ) -> tuple[np.ndarray, ...]:
+        """The reference's outputs, float64, one per output of ``returns``: the one place the
+        reference runs, with fault flags or without. It runs on copies, so a case's inputs are
+        never touched by it; an omitted optional parameter is passed as None. Raises what the
+        reference raises, or ``ReferenceOutputError`` when its result does not fit ``returns``."""
+        args = [_copy(inputs.get(p.name)) for p in self.spec.params]
+        result = self.reference(*args, faults=faults) if faults else self.reference(*args)
+        n = len(self.spec.outputs)
+        if not self.spec.multiple_outputs:
+            if isinstance(result, tuple | list) and not isinstance(result, np.ndarray):
+                raise ReferenceOutputError(
+                    f"returned a {type(result).__name__}; problem.toml returns one array"
+                )
+            return (np.asarray(result, dtype=np.float64),)
+        if not isinstance(result, tuple | list) or len(result) != n:
+            raise ReferenceOutputError(
+                f"returned {type(result).__name__}; problem.toml returns a tuple of {n} arrays"
+            )
+        return tuple(np.asarray(part, dtype=np.float64) for part in result)
+
+    def solve(self, inputs: Inputs) -> Result:
+        """The correct result as the function returns it: an array, or a tuple of them."""
+        parts = self.evaluate(inputs)
+        return parts if self.spec.multiple_outputs else parts[0]
 
     def with_expected(self, case: TestCase) -> TestCase:
         dims = self.validate_inputs(case.inputs)
-        expected = self.solve(case.inputs)
-        want = expected_shape(self.spec, dims)
-        if expected.shape != want:
-            raise CaseError("expected", f"reference returned shape {expected.shape}, not {want}")
-        return replace(case, expected=expected)
+        if case.raises is not None:
+            check_hidden_raises(case.raises, case.visibility)
+            raised = self.raised_by(case.inputs)
+            if raised != case.raises:
+                did = f"raised {raised}" if raised else "returned normally"
+                raise CaseError("raises", f"expects {case.raises}, but the reference {did}")
+            return replace(case, expected=None)
+        try:
+            parts = self.evaluate(case.inputs)
+        except ReferenceOutputError as exc:
+            raise CaseError("expected", f"the reference {exc}") from None
+        for output, got, want in zip(
+            self.spec.outputs, parts, output_shapes(self.spec, dims), strict=True
+        ):
+            if got.shape != want:
+                raise CaseError(
+                    f"expected.{output.name}" if self.spec.multiple_outputs else "expected",
+                    f"reference returned shape {got.shape}, not {want}",
+                )
+        return replace(case, expected=parts if self.spec.multiple_outputs else parts[0])
+
+    def raised_by(self, inputs: Inputs) -> str | None:
+        """The name of the exception type the reference raises on ``inputs``, or None."""
+        try:
+            with np.errstate(all="ignore"):
+                self.evaluate(inputs)
+        except ReferenceOutputError:
+            raise
+        except Exception as exc:
+            return exception_name(exc)
+        return None
 
 
 def _copy(value: Any) -> Any:
     return value.copy() if isinstance(value, np.ndarray) else value
-
-
-def _no_extra_check(inputs: Inputs, dims: dict[str, int]) -> None:
-    return None
 
 
 def _import_file(path: Path, module_name: str) -> ModuleType:
@@ -136,6 +199,10 @@ def _build_cases(
             built.append(problem.with_expected(replace(case, visibility=visibility)))  # type: ignore[arg-type]
         except CaseError as exc:
             raise ProblemLoadError(path, str(exc), field=f"{label}[{case.name}]") from exc
+        except Exception as exc:  # the reference itself failed: name the case, not a traceback
+            raise ProblemLoadError(
+                path, f"the reference raised {exception_name(exc)}: {exc}", f"{label}[{case.name}]"
+            ) from exc
     if not built:
         raise ProblemLoadError(path, "returned no cases", field=label)
     return tuple(built)
@@ -168,7 +235,8 @@ def load_problem(directory: Path) -> Problem:
         statement_markdown=(directory / "statement.md").read_text(encoding="utf-8"),
         starter_code=(directory / "starter.py").read_text(encoding="utf-8"),
         reference=reference,
-        check_case=getattr(cases_module, "check_case", _no_extra_check),
+        check_case=_hook(cases_path, cases_module, "check_case", no_check),
+        warnings_hook=_hook(cases_path, cases_module, "case_warnings", no_warnings),
         examples=(),
         hidden=(),
     )
@@ -186,6 +254,13 @@ def load_problem(directory: Path) -> Problem:
     if (directory / "faults.toml").is_file():
         diagnostics = _load_diagnostics(problem, reference_module, module_prefix)
     return replace(problem, examples=examples, hidden=hidden, diagnostics=diagnostics)
+
+
+def _hook(path: Path, module: ModuleType, name: str, default: Any) -> Any:
+    hook = getattr(module, name, default)
+    if not callable(hook):
+        raise ProblemLoadError(path, "is not a function", field=name)
+    return hook
 
 
 def _load_diagnostics(problem: Problem, reference_module: ModuleType, prefix: str) -> Diagnostics:
@@ -212,28 +287,59 @@ def _load_diagnostics(problem: Problem, reference_module: ModuleType, prefix: st
             raise ProblemLoadError(probes_path, f"duplicate probe name {probe.name!r}", label)
         names.add(probe.name)
         try:
-            problem.validate_inputs(probe.inputs)
+            problem.with_expected(TestCase(probe.name, probe.inputs))
         except CaseError as exc:
             raise ProblemLoadError(probes_path, str(exc), field=f"probes()[{probe.name}]") from exc
-    if not any(p.purpose == "fault" for p in probes):
+        except Exception as exc:
+            raise ProblemLoadError(
+                probes_path,
+                f"the reference raised {exception_name(exc)}: {exc}",
+                f"probes()[{probe.name}]",
+            ) from exc
+    fault_probes = [p for p in probes if p.purpose == "fault"]
+    if not fault_probes:
         raise ProblemLoadError(probes_path, "returned no fault probes", field="probes()")
+    for code, mark in model.partial_checks():
+        marked = sum(mark in p.marks for p in fault_probes)
+        if not 0 < marked < len(fault_probes):
+            raise ProblemLoadError(
+                probes_path,
+                f"contract.{code} needs fault probes with and without the mark {mark!r} "
+                f"({marked} of {len(fault_probes)} have it)",
+                field="probes()",
+            )
     return Diagnostics(
         error_model=model,
         probes=probes,
         implicated=getattr(module, "implicated", no_properties),
-        faulty_reference=problem.reference,
     )
 
 
-def load_problems(root: Path) -> dict[str, Problem]:
-    if not root.is_dir():
-        raise ProblemLoadError(root, "problems directory does not exist")
+def load_problems(root: Path, extra: Sequence[Path] = ()) -> dict[str, Problem]:
+    """Every problem folder under ``root`` and under each folder of ``extra`` (a course's own
+    problems, ``GRADER_PROBLEM_DIRS``). Ids are unique across all of them."""
     problems: dict[str, Problem] = {}
-    for directory in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
-        if directory.name == "__pycache__":
-            continue
-        problem = load_problem(directory)
-        problems[problem.id] = problem
+    for base in (root, *extra):
+        if not base.is_dir():
+            raise ProblemLoadError(base, "problems directory does not exist")
+        for directory in problem_folders(base):
+            problem = load_problem(directory)
+            other = problems.get(problem.id)
+            if other is not None:
+                raise ProblemLoadError(
+                    directory / "problem.toml",
+                    f"{problem.id!r} is also the id of {other.directory}",
+                    "id",
+                )
+            problems[problem.id] = problem
     if not problems:
         raise ProblemLoadError(root, "contains no problem folders")
     return problems
+
+
+def problem_folders(base: Path) -> list[Path]:
+    return sorted(
+        p
+        for p in base.iterdir()
+        if p.is_dir() and not p.name.startswith(".") and p.name != "__pycache__"
+    )

@@ -6,9 +6,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from app.problems.cases import TestCase
+from app.problems.cases import Result, TestCase
 from app.problems.loader import Problem
-from app.problems.spec import Limits
+from app.problems.spec import ArrayParam, IntParam, Limits
 
 
 class ProblemSummary(BaseModel):
@@ -27,13 +27,25 @@ class RequirementOut(BaseModel):
 class ExampleOut(BaseModel):
     name: str
     inputs: dict[str, Any]
+    # One array (nested lists), or for several outputs an object with one per name; null for
+    # an example that requires an exception (``raises``).
     output: Any
+    raises: str | None = None
 
 
 class ParamOut(BaseModel):
     name: str
     kind: str
     shape: list[str] | None = None
+    dtype: str | None = None  # arrays: "float64" or "bool"
+    optional: bool = False
+    minimum: int | None = None  # ints
+    maximum: int | None = None
+
+
+class OutputOut(BaseModel):
+    name: str
+    shape: list[str]
 
 
 class ProblemDetail(BaseModel):
@@ -46,6 +58,9 @@ class ProblemDetail(BaseModel):
     function_name: str
     signature: str
     params: list[ParamOut]
+    outputs: list[OutputOut]
+    # True when the function returns a tuple with one array per entry of ``outputs``.
+    multiple_outputs: bool = False
     requirements: list[RequirementOut]
     examples: list[ExampleOut]
     limits: Limits
@@ -55,12 +70,25 @@ def to_json_value(value: Any) -> Any:
     return value.tolist() if hasattr(value, "tolist") else value
 
 
-def example_out(case: TestCase) -> ExampleOut:
+def result_to_json(problem: Problem, result: Result | None) -> Any:
+    """An array as nested lists; several outputs as an object with one per name."""
+    if isinstance(result, tuple):
+        return {o.name: part.tolist() for o, part in zip(problem.spec.outputs, result, strict=True)}
+    return to_json_value(result)
+
+
+def example_out(problem: Problem, case: TestCase) -> ExampleOut:
     return ExampleOut(
         name=case.name,
-        inputs={k: to_json_value(v) for k, v in case.inputs.items()},
-        output=to_json_value(case.expected),
+        inputs={p.name: to_json_value(case.inputs.get(p.name)) for p in problem.spec.params},
+        output=result_to_json(problem, case.expected),
+        raises=case.raises,
     )
+
+
+def param_out(param: ArrayParam | IntParam) -> ParamOut:
+    # ParamOut holds the fields of every kind of parameter; a kind leaves the others None.
+    return ParamOut.model_validate(param.model_dump())
 
 
 def summary_out(problem: Problem) -> ProblemSummary:
@@ -79,10 +107,10 @@ def detail_out(problem: Problem) -> ProblemDetail:
         starter_code=problem.starter_code,
         function_name=s.function_name,
         signature=s.signature,
-        params=[
-            ParamOut(name=p.name, kind=p.kind, shape=getattr(p, "shape", None)) for p in s.params
-        ],
+        params=[param_out(p) for p in s.params],
+        outputs=[OutputOut(name=o.name, shape=o.shape) for o in s.outputs],
+        multiple_outputs=s.multiple_outputs,
         requirements=[RequirementOut(id=r.id, title=r.title, text=r.text) for r in s.requirements],
-        examples=[example_out(c) for c in problem.examples],
+        examples=[example_out(problem, c) for c in problem.examples],
         limits=s.limits,
     )

@@ -21,7 +21,10 @@ class ArrayParam(_Strict):
     name: Identifier
     kind: Literal["array"]
     shape: list[Dim] = Field(min_length=1, max_length=8)
-    dtype: Literal["float64"] = "float64"
+    # A boolean array (a mask) stays boolean end to end: in cases, on the wire, in the call.
+    dtype: Literal["float64", "bool"] = "float64"
+    # An optional parameter may be None (``mask=None``); its dimensions then bind nothing.
+    optional: bool = False
 
 
 class IntParam(_Strict):
@@ -29,14 +32,10 @@ class IntParam(_Strict):
     kind: Literal["int"]
     minimum: int = 1
     maximum: int = 1024
+    optional: bool = False
 
 
 Param = Annotated[ArrayParam | IntParam, Field(discriminator="kind")]
-
-
-class Returns(_Strict):
-    shape: list[Dim] = Field(min_length=1, max_length=8)
-    dtype: Literal["float64"] = "float64"
 
 
 class Requirement(_Strict):
@@ -58,6 +57,17 @@ class Tolerance(_Strict):
     atol: float = Field(default=1e-9, ge=0, lt=1)
 
 
+class Returns(_Strict):
+    """One output of the function. A problem returns one array (``returns = {shape = [...]}``)
+    or a tuple of named ones (``returns = [{name = "output", ...}, {name = "weights", ...}]``),
+    each with its own shape and, if it needs one, its own tolerance."""
+
+    name: Identifier = "output"
+    shape: list[Dim] = Field(min_length=1, max_length=8)
+    dtype: Literal["float64"] = "float64"
+    tolerance: Tolerance | None = None
+
+
 class ProblemSpec(_Strict):
     id: Slug
     title: str = Field(min_length=1, max_length=120)
@@ -65,26 +75,53 @@ class ProblemSpec(_Strict):
     summary: str = Field(min_length=1, max_length=300)
     function_name: Identifier
     params: list[Param] = Field(min_length=1, max_length=32)
-    returns: Returns
+    returns: Returns | list[Returns]
     limits: Limits = Limits()
     tolerance: Tolerance = Tolerance()
     requirements: list[Requirement] = Field(min_length=1)
     seed: int = 0
+    # Symbolic dimensions that may be 1 without the instructor being warned (e.g. "batch").
+    unit_dims_ok: list[Identifier] = []
 
     @model_validator(mode="after")
     def _unique_names(self) -> ProblemSpec:
         for label, names in (
             ("params", [p.name for p in self.params]),
             ("requirements", [r.id for r in self.requirements]),
+            ("returns", [o.name for o in self.outputs]),
         ):
             dupes = sorted({n for n in names if names.count(n) > 1})
             if dupes:
                 raise ValueError(f"{label}: duplicate names {dupes}")
+        if isinstance(self.returns, list) and not 2 <= len(self.returns) <= 16:
+            raise ValueError("returns: a list names 2 to 16 outputs; one output is a table")
+        optional = [p.name for p in self.params if p.optional]
+        if optional and any(
+            not p.optional for p in self.params[len(self.params) - len(optional) :]
+        ):
+            raise ValueError(f"params: optional parameters {optional} must come last")
         return self
 
     @property
+    def outputs(self) -> list[Returns]:
+        """Every output in the order the function returns them."""
+        return list(self.returns) if isinstance(self.returns, list) else [self.returns]
+
+    @property
+    def multiple_outputs(self) -> bool:
+        """True when the function returns a tuple of arrays rather than one array."""
+        return isinstance(self.returns, list)
+
+    def tolerance_of(self, output: Returns) -> Tolerance:
+        return output.tolerance or self.tolerance
+
+    @property
     def signature(self) -> str:
-        args = ", ".join(p.name for p in self.params)
+        args = ", ".join(f"{p.name}=None" if p.optional else p.name for p in self.params)
+        if self.multiple_outputs:
+            result = f"tuple[{', '.join('np.ndarray' for _ in self.outputs)}]"
+            names = ", ".join(o.name for o in self.outputs)
+            return f"{self.function_name}({args}) -> {result}  # ({names})"
         return f"{self.function_name}({args}) -> np.ndarray"
 
     def param(self, name: str) -> ArrayParam | IntParam:

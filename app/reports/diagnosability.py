@@ -20,7 +20,8 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from app.grading.faulttable import Combo, enumerate_combos
-from app.problems.cases import Inputs, TestCase
+from app.problems.cases import Inputs, TestCase, parts_of
+from app.problems.hooks import exception_name
 from app.problems.loader import Problem
 
 CORRECT_LABEL = "(correct)"
@@ -74,40 +75,104 @@ def label(codes: frozenset[str]) -> str:
 class _Outputs:
     values: np.ndarray  # (rows, size), non-finite replaced by 0
     finite: np.ndarray  # (rows, size)
+    # (rows, inputs) what each call did: 0 returned outputs of the right shapes, otherwise a code
+    # for the exception type it raised (or for outputs of other shapes).
+    kinds: np.ndarray
+    rtol: np.ndarray  # (size,) each entry's output's tolerance
+    atol: np.ndarray
+
+
+@dataclass(frozen=True)
+class _Input:
+    inputs: Inputs
+    shapes: tuple[tuple[int, ...], ...]  # the correct outputs' shapes; () for an error case
 
 
 def _run(
-    problem: Problem, combos: Sequence[Combo], inputs: Sequence[Inputs]
-) -> tuple[_Outputs, list[list[np.ndarray]]]:
-    diagnostics = problem.diagnostics
-    assert diagnostics is not None
-    names = [p.name for p in problem.spec.params]
-    rows: list[list[np.ndarray]] = []
+    problem: Problem, combos: Sequence[Combo], items: Sequence[_Input], kinds: dict[str, int]
+) -> tuple[_Outputs, list[list[tuple[np.ndarray, ...] | str]]]:
+    """Every combination on every input: the outputs (flattened, concatenated) and, per call,
+    the outputs or the name of what it raised. ``kinds`` numbers those names (shared across
+    calls so that the same exception gets the same code)."""
+    spec = problem.spec
+    tolerances = [spec.tolerance_of(o) for o in spec.outputs]
+    rtol = np.concatenate(
+        [
+            np.full(int(np.prod(s)), tolerances[k].rtol)
+            for it in items
+            for k, s in enumerate(it.shapes)
+        ]
+        or [np.zeros(0)]
+    )
+    atol = np.concatenate(
+        [
+            np.full(int(np.prod(s)), tolerances[k].atol)
+            for it in items
+            for k, s in enumerate(it.shapes)
+        ]
+        or [np.zeros(0)]
+    )
+    calls: list[list[tuple[np.ndarray, ...] | str]] = []
+    flat_rows: list[np.ndarray] = []
+    kind_rows: list[list[int]] = []
     with np.errstate(all="ignore"):
         for combo in combos:
-            row = []
-            for case_inputs in inputs:
-                args = [
-                    v.copy() if isinstance(v, np.ndarray) else v
-                    for v in (case_inputs[n] for n in names)
-                ]
-                out = diagnostics.faulty_reference(*args, faults=combo.flags)
-                row.append(np.asarray(out, dtype=np.float64).ravel())
-            rows.append(row)
-    flat = np.stack([np.concatenate(r) if r else np.zeros(0) for r in rows])
+            row: list[tuple[np.ndarray, ...] | str] = []
+            pieces: list[np.ndarray] = []
+            kind_row: list[int] = []
+            for item in items:
+                try:
+                    got: tuple[np.ndarray, ...] | str = problem.evaluate(item.inputs, combo.flags)
+                except Exception as exc:
+                    got = exception_name(exc)
+                fits = not isinstance(got, str) and [g.shape for g in got] == list(item.shapes)
+                if fits:
+                    assert not isinstance(got, str)
+                    pieces += [g.ravel() for g in got]
+                    kind_row.append(0)
+                else:
+                    pieces += [np.full(int(np.prod(s)), np.nan) for s in item.shapes]
+                    label = got if isinstance(got, str) else "(outputs of other shapes)"
+                    kind_row.append(kinds.setdefault(label, len(kinds) + 1))
+                row.append(got)
+            calls.append(row)
+            flat_rows.append(np.concatenate(pieces) if pieces else np.zeros(0))
+            kind_rows.append(kind_row)
+    flat = np.stack(flat_rows)
     finite = np.isfinite(flat)
-    return _Outputs(np.where(finite, flat, 0.0), finite), rows
+    return (
+        _Outputs(
+            np.where(finite, flat, 0.0),
+            finite,
+            np.array(kind_rows, dtype=np.int64).reshape(len(combos), len(items)),
+            rtol,
+            atol,
+        ),
+        calls,
+    )
 
 
-def _equal_pairs(out: _Outputs, rtol: float, atol: float) -> np.ndarray:
-    """(rows, rows) bool: outputs agree within the tolerance, non-finite in the same places."""
+def _joined(a: _Outputs, b: _Outputs) -> _Outputs:
+    return _Outputs(
+        np.concatenate([a.values, b.values], axis=1),
+        np.concatenate([a.finite, b.finite], axis=1),
+        np.concatenate([a.kinds, b.kinds], axis=1),
+        np.concatenate([a.rtol, b.rtol]),
+        np.concatenate([a.atol, b.atol]),
+    )
+
+
+def _equal_pairs(out: _Outputs) -> np.ndarray:
+    """(rows, rows) bool: the same kind of result everywhere, outputs within the tolerance,
+    non-finite in the same places."""
     n = out.values.shape[0]
     same = np.eye(n, dtype=bool)
     for i in range(n - 1):
         a, fa = out.values[i], out.finite[i]
         b, fb = out.values[i + 1 :], out.finite[i + 1 :]
-        close = np.abs(b - a) <= atol + rtol * np.maximum(np.abs(a), np.abs(b))
-        same[i, i + 1 :] = ((fb == fa) & close).all(axis=1)
+        close = np.abs(b - a) <= out.atol + out.rtol * np.maximum(np.abs(a), np.abs(b))
+        kinds = (out.kinds[i + 1 :] == out.kinds[i]).all(axis=1)
+        same[i, i + 1 :] = kinds & ((fb == fa) & close).all(axis=1)
     return same | same.T
 
 
@@ -157,26 +222,21 @@ def build_report(
     model = diagnostics.error_model
     combos = [c for c in enumerate_combos(diagnostics) if c.size <= max_faults]
     probes = [p for p in diagnostics.probes if p.purpose == "fault"]
-    tol = problem.spec.tolerance
 
-    by_cases, per_case = _run(problem, combos, [c.inputs for c in cases])
-    by_probes, _ = _run(problem, combos, [p.inputs for p in probes])
-    with_probes = _Outputs(
-        np.concatenate([by_cases.values, by_probes.values], axis=1),
-        np.concatenate([by_cases.finite, by_probes.finite], axis=1),
-    )
-    same_cases = _equal_pairs(by_cases, tol.rtol, tol.atol)
-    same_all = _equal_pairs(with_probes, tol.rtol, tol.atol)
+    kinds: dict[str, int] = {}
+    case_items = [_Input(c.inputs, _shapes(problem, c)) for c in cases]
+    probe_items = [
+        _Input(p.inputs, tuple(o.shape for o in problem.evaluate(p.inputs))) for p in probes
+    ]
+    by_cases, per_case = _run(problem, combos, case_items, kinds)
+    by_probes, _ = _run(problem, combos, probe_items, kinds)
+    same_cases = _equal_pairs(by_cases)
+    same_all = _equal_pairs(_joined(by_cases, by_probes))
 
     fails = np.zeros((len(combos), len(cases)), dtype=bool)
     for j, case in enumerate(cases):
-        assert case.expected is not None
-        want = case.expected.ravel()
         for i in range(len(combos)):
-            got = per_case[i][j]
-            fails[i, j] = got.shape != want.shape or not (
-                np.all(np.isfinite(got)) and np.allclose(got, want, rtol=tol.rtol, atol=tol.atol)
-            )
+            fails[i, j] = not _passes(problem, case, per_case[i][j])
 
     def told_apart(same: np.ndarray, codes: frozenset[str]) -> bool:
         mine = [i for i, c in enumerate(combos) if c.codes == codes]
@@ -222,6 +282,30 @@ def build_report(
         confusable_by_cases=_groups(combos, same_cases),
         confusable_with_probes=_groups(combos, same_all),
     )
+
+
+def _shapes(problem: Problem, case: TestCase) -> tuple[tuple[int, ...], ...]:
+    if case.raises is not None or case.expected is None:
+        return ()
+    return tuple(p.shape for p in parts_of(case.expected))
+
+
+def _passes(problem: Problem, case: TestCase, got: tuple[np.ndarray, ...] | str) -> bool:
+    """Would a function giving ``got`` pass ``case`` (the grader's rule, per output)?"""
+    if case.raises is not None:
+        return got == case.raises
+    if isinstance(got, str) or case.expected is None:
+        return False
+    want = parts_of(case.expected)
+    if len(got) != len(want):
+        return False
+    for output, g, w in zip(problem.spec.outputs, got, want, strict=True):
+        tol = problem.spec.tolerance_of(output)
+        if g.shape != w.shape or not (
+            np.all(np.isfinite(g)) and np.allclose(g, w, rtol=tol.rtol, atol=tol.atol)
+        ):
+            return False
+    return True
 
 
 _cache: dict[tuple[int, int], tuple[Sequence[TestCase], Problem, DiagnosabilityReport]] = {}

@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.core.config import Settings, get_settings
-from app.problems.cases import CaseError, Inputs
+from app.problems.cases import CaseError, Inputs, Result
 from app.problems.loader import Problem, load_problems
 
 
@@ -23,7 +23,7 @@ def _open(problem_id: str) -> tuple[Settings, sessionmaker[Session], Problem]:
     from app.db.migrate import upgrade
 
     settings = get_settings()
-    problems = load_problems(settings.problems_dir)
+    problems = load_problems(settings.problems_dir, settings.extra_problem_dirs)
     if problem_id not in problems:
         raise SystemExit(f"error: no problem {problem_id!r}; known: {sorted(problems)}")
     engine = make_engine(settings)
@@ -45,9 +45,9 @@ def _fail(field: str, message: str) -> int:
 
 def _read_json_case(
     path: Path, problem: Problem, max_elements: int
-) -> tuple[dict[str, Any], Inputs, np.ndarray | None]:
+) -> tuple[dict[str, Any], Inputs, Result | None]:
     """(case fields, inputs, expected) from a JSON file: a POST body, or just the inputs."""
-    from app.testcases.validation import array_from_json, inputs_from_json
+    from app.testcases.validation import expected_from_json, inputs_from_json
 
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -65,13 +65,13 @@ def _read_json_case(
     inputs = inputs_from_json(problem, raw_inputs, max_elements)
     expected = None
     if raw_expected is not None:
-        expected = array_from_json("expected", raw_expected, max_elements)
+        expected = expected_from_json(problem, raw_expected, max_elements)
     return fields, inputs, expected
 
 
 def _read_npz_case(
     path: Path, problem: Problem, max_elements: int
-) -> tuple[dict[str, Any], Inputs, np.ndarray | None]:
+) -> tuple[dict[str, Any], Inputs, Result | None]:
     from app.testcases.codec import read_upload
     from app.testcases.validation import inputs_from_npz
 
@@ -91,7 +91,7 @@ def _add(args: argparse.Namespace) -> int:
     reader = _read_npz_case if path.suffix == ".npz" else _read_json_case
     try:
         fields, inputs, expected = reader(path, problem, settings.case_max_elements)
-        for key in ("name", "visibility", "weight"):
+        for key in ("name", "visibility", "weight", "raises"):
             if getattr(args, key) is not None:
                 fields[key] = getattr(args, key)
         try:
@@ -102,7 +102,7 @@ def _add(args: argparse.Namespace) -> int:
         service = CaseService(settings, sessions)
         row, version = service.add(
             problem,
-            CaseMeta(meta.name, meta.visibility, meta.weight),
+            CaseMeta(meta.name, meta.visibility, meta.weight, meta.raises),
             inputs,
             expected,
             created_by=_who(),
@@ -164,13 +164,18 @@ def add_case_commands(commands: argparse._SubParsersAction) -> None:  # type: ig
     cases = commands.add_parser("cases", help="add, list and remove instructor test cases")
     sub = cases.add_subparsers(dest="cases_command", required=True)
     add = sub.add_parser("add", help="validate a case (.npz or .json) and store it")
-    add.add_argument("problem", help="problem id, e.g. multi-head-attention")
+    add.add_argument("problem", help="problem id")
     add.add_argument(
-        "file", help=".npz (one array per parameter, optional 'expected') or .json (POST body)"
+        "file",
+        help=".npz (one array per parameter, optional 'expected' or 'expected.<output>') or "
+        ".json (POST body)",
     )
     add.add_argument("--name", default=None, help="required unless the JSON file has one")
     add.add_argument("--visibility", choices=("hidden", "public"), default=None)
     add.add_argument("--weight", type=float, default=None)
+    add.add_argument(
+        "--raises", default=None, help="the exception type the function must raise (ValueError)"
+    )
     add.set_defaults(handler=_add)
     listing = sub.add_parser("list", help="list the current test set")
     listing.add_argument("problem")

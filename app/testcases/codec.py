@@ -13,7 +13,7 @@ import zipfile
 
 import numpy as np
 
-from app.problems.cases import CaseError, InputValue
+from app.problems.cases import CaseError, InputValue, Result
 
 MAX_MEMBERS = 64
 
@@ -31,11 +31,42 @@ def from_npy(data: bytes) -> np.ndarray:
 
 
 def to_npz(values: dict[str, InputValue]) -> bytes:
-    """Integers are stored as 0-d int64 arrays and come back as ``int``."""
+    """Integers are stored as 0-d int64 arrays and come back as ``int``; None (an omitted
+    optional parameter) is left out, and reads back as absent."""
     buffer = io.BytesIO()
-    arrays = {k: np.asarray(v) for k, v in values.items()}
+    arrays = {k: np.asarray(v) for k, v in values.items() if v is not None}
     np.savez(buffer, allow_pickle=False, **arrays)
     return buffer.getvalue()
+
+
+# The stored expected result of a case that requires an exception: an .npz holding its name.
+_RAISES = "__raises__"
+
+
+def expected_to_bytes(expected: Result | None, raises: str | None) -> bytes:
+    """One array as ``.npy``; a tuple of outputs as an ``.npz`` of its parts in order; an
+    expected exception as an ``.npz`` holding its type's name."""
+    if raises is not None:
+        buffer = io.BytesIO()
+        np.savez(buffer, allow_pickle=False, **{_RAISES: np.array(raises)})
+        return buffer.getvalue()
+    assert expected is not None
+    if isinstance(expected, tuple):
+        buffer = io.BytesIO()
+        np.savez(buffer, allow_pickle=False, **{f"part{k}": a for k, a in enumerate(expected)})
+        return buffer.getvalue()
+    return to_npy(expected)
+
+
+def expected_from_bytes(data: bytes) -> tuple[Result | None, str | None]:
+    """(expected result, expected exception) from ``expected_to_bytes`` (our own bytes)."""
+    if not data.startswith(b"PK"):
+        return from_npy(data), None
+    with np.load(io.BytesIO(data), allow_pickle=False) as archive:
+        if _RAISES in archive.files:
+            return None, str(archive[_RAISES])
+        parts = [archive[f"part{k}"] for k in range(len(archive.files))]
+    return tuple(parts), None
 
 
 def from_npz(data: bytes) -> dict[str, InputValue]:
@@ -64,7 +95,7 @@ def read_upload(data: bytes, max_elements: int) -> dict[str, np.ndarray]:
             if not member.filename.endswith(".npy") or "/" in member.filename:
                 raise CaseError("file", f"member {member.filename!r} is not a top-level .npy")
             key = member.filename[: -len(".npy")]
-            field = key if key == "expected" else f"inputs.{key}"
+            field = key if key.split(".")[0] == "expected" else f"inputs.{key}"
             out[key] = _read_member(archive, member, field, max_elements)
         return out
 
@@ -85,8 +116,8 @@ def _read_member(
         raise
     except Exception as exc:  # a corrupt header: name the member, never crash
         raise CaseError(key, f"is not a readable .npy array: {exc}") from None
-    if dtype.hasobject:
-        raise CaseError(key, "holds Python objects; only numeric arrays are accepted")
+    if dtype.hasobject or dtype.kind not in "biuf":
+        raise CaseError(key, "holds Python objects; only numeric and boolean arrays are accepted")
     size = math.prod(shape)
     if size > max_elements:
         raise CaseError(key, f"has {size} elements; the limit is {max_elements}")

@@ -18,9 +18,18 @@ from starlette.datastructures import UploadFile
 from app.auth.deps import Instructor, OptionalPrincipal, SessionsDep
 from app.core.deps import ProblemDep, SettingsDep
 from app.core.errors import AUTH_ERRORS, ApiError, error_responses
-from app.problems.cases import CaseError, Inputs, TestCase, bind_dims, expected_shape
+from app.problems.cases import (
+    CaseError,
+    Inputs,
+    Result,
+    TestCase,
+    bind_dims,
+    output_shapes,
+    parts_of,
+)
 from app.problems.loader import Problem
-from app.testcases.codec import from_npy, from_npz, read_upload
+from app.problems.schemas import result_to_json, to_json_value
+from app.testcases.codec import expected_from_bytes, from_npz, read_upload
 from app.testcases.models import StoredCase
 from app.testcases.repository import BUILTIN_TEST_SET_VERSION
 from app.testcases.schemas import (
@@ -33,7 +42,7 @@ from app.testcases.schemas import (
     CaseOut,
 )
 from app.testcases.service import CaseConflict, CaseMeta, CaseService
-from app.testcases.validation import array_from_json, inputs_from_json, inputs_from_npz
+from app.testcases.validation import expected_from_json, inputs_from_json, inputs_from_npz
 from app.testcases.warnings import CaseWarning, case_warnings
 
 router = APIRouter(prefix="/api/problems/{problem_id}/test-cases", tags=["instructors"])
@@ -54,24 +63,39 @@ def invalid(exc: CaseError) -> ApiError:
 # -- output ------------------------------------------------------------------------------------
 
 
-def _describe(problem: Problem, inputs: Inputs) -> tuple[dict[str, list[int]], dict[str, int]]:
-    shapes = {k: list(v.shape) for k, v in inputs.items() if isinstance(v, np.ndarray)}
-    scalars = {k: int(v) for k, v in inputs.items() if not isinstance(v, np.ndarray)}
-    return shapes, scalars
+def _describe(problem: Problem, inputs: Inputs) -> dict[str, Any]:
+    """The fields of ``CaseOut`` that describe a case's inputs."""
+    return {
+        "shapes": {k: list(v.shape) for k, v in inputs.items() if isinstance(v, np.ndarray)},
+        "scalars": {k: int(v) for k, v in inputs.items() if isinstance(v, int | np.integer)},
+        "nulls": [p.name for p in problem.spec.params if inputs.get(p.name) is None],
+    }
+
+
+def _outputs(problem: Problem, shapes: list[tuple[int, ...]], raises: str | None) -> dict[str, Any]:
+    """The fields of ``CaseOut`` that describe a case's expected result."""
+    if raises is not None:
+        return {"output_shape": [], "output_shapes": {}, "raises": raises}
+    return {
+        "output_shape": list(shapes[0]),
+        "output_shapes": {
+            o.name: list(shape) for o, shape in zip(problem.spec.outputs, shapes, strict=True)
+        },
+    }
 
 
 def stored_out(problem: Problem, row: StoredCase, instructor: bool) -> CaseOut:
     inputs = from_npz(row.inputs_npz)
-    shapes, scalars = _describe(problem, inputs)
+    expected, raises = expected_from_bytes(row.expected_npy)
+    shapes = [] if expected is None else [p.shape for p in parts_of(expected)]
     return CaseOut(
         id=row.id,
         name=row.name,
         source="stored",
         visibility="public" if row.visibility == "public" else "hidden",
         weight=row.weight,
-        shapes=shapes,
-        scalars=scalars,
-        output_shape=list(from_npy(row.expected_npy).shape),
+        **_describe(problem, inputs),
+        **_outputs(problem, shapes, raises),
         warnings=[CaseWarning.model_validate(w) for w in json.loads(row.warnings)],
         added_in_version=row.added_in_version,
         created_by=row.created_by if instructor else None,
@@ -87,15 +111,13 @@ def _builtin_warnings(problem: Problem, case: TestCase) -> tuple[CaseWarning, ..
     key = (id(problem), case.name)
     cached = _builtin_cache.get(key)
     if cached is None or cached[0] is not problem:
-        assert case.expected is not None
         dims = bind_dims(problem.spec, case.inputs)
-        found = tuple(case_warnings(problem, case.inputs, dims, case.expected))
+        found = tuple(case_warnings(problem, case.inputs, dims, case.expected, case.raises))
         cached = _builtin_cache[key] = (problem, found)
     return cached[1]
 
 
 def builtin_out(problem: Problem, case: TestCase) -> CaseOut:
-    shapes, scalars = _describe(problem, case.inputs)
     dims = bind_dims(problem.spec, case.inputs)
     return CaseOut(
         id=None,
@@ -103,9 +125,8 @@ def builtin_out(problem: Problem, case: TestCase) -> CaseOut:
         source="builtin",
         visibility=case.visibility,
         weight=case.weight,
-        shapes=shapes,
-        scalars=scalars,
-        output_shape=list(expected_shape(problem.spec, dims)),
+        **_describe(problem, case.inputs),
+        **_outputs(problem, output_shapes(problem.spec, dims), case.raises),
         warnings=list(_builtin_warnings(problem, case)),
         added_in_version=BUILTIN_TEST_SET_VERSION,
     )
@@ -136,7 +157,7 @@ def _validation_error(exc: ValidationError) -> ApiError:
 
 async def _parse_json(
     request: Request, problem: Problem, max_bytes: int, max_elements: int
-) -> tuple[CaseMeta, Inputs, np.ndarray | None]:
+) -> tuple[CaseMeta, Inputs, Result | None]:
     raw = await _read_capped(request, max_bytes)
     try:
         data = json.loads(raw)
@@ -149,13 +170,13 @@ async def _parse_json(
     inputs = inputs_from_json(problem, body.inputs, max_elements)
     expected = None
     if body.expected is not None:
-        expected = array_from_json("expected", body.expected, max_elements)
-    return CaseMeta(body.name, body.visibility, body.weight), inputs, expected
+        expected = expected_from_json(problem, body.expected, max_elements)
+    return CaseMeta(body.name, body.visibility, body.weight, body.raises), inputs, expected
 
 
 async def _parse_upload(
     request: Request, problem: Problem, max_bytes: int, max_elements: int
-) -> tuple[CaseMeta, Inputs, np.ndarray | None]:
+) -> tuple[CaseMeta, Inputs, Result | None]:
     declared = request.headers.get("content-length", "")
     if not declared.isdigit():
         # The multipart parser spools files to disk as they stream in: only a declared length
@@ -168,11 +189,11 @@ async def _parse_upload(
     except Exception as exc:  # malformed multipart: the client's fault, never a 500
         raise ApiError(400, "invalid_upload", f"unreadable multipart body: {exc}") from None
     fields: dict[str, Any] = {}
-    for key in ("name", "visibility", "weight"):
+    for key in _FORM_FIELDS:
         value = form.get(key)
         if isinstance(value, str) and value != "":
             fields[key] = value
-    extra = sorted(set(form.keys()) - {"name", "visibility", "weight", "file"})
+    extra = sorted(set(form.keys()) - {*_FORM_FIELDS, "file"})
     if extra:
         raise ApiError(422, "invalid_case", f"unexpected form fields {extra}", extra[0])
     try:
@@ -187,9 +208,10 @@ async def _parse_upload(
         raise ApiError(413, "case_too_large", f"the file is over {max_bytes} bytes", "file")
     arrays = await run_in_threadpool(read_upload, data, max_elements)
     inputs, expected = inputs_from_npz(problem, {k: v for k, v in arrays.items()})
-    return CaseMeta(meta.name, meta.visibility, meta.weight), inputs, expected
+    return CaseMeta(meta.name, meta.visibility, meta.weight, meta.raises), inputs, expected
 
 
+_FORM_FIELDS = ("name", "visibility", "weight", "raises")
 _REQUEST_BODY = {
     "requestBody": {
         "required": True,
@@ -204,6 +226,7 @@ _REQUEST_BODY = {
                         "name": {"type": "string"},
                         "visibility": {"type": "string", "enum": ["hidden", "public"]},
                         "weight": {"type": "number"},
+                        "raises": {"type": "string"},
                     },
                 }
             },
@@ -303,10 +326,15 @@ async def get_case(
         raise ApiError(404, "case_not_found", f"no test case {case_id}", "case_id")
     out = stored_out(problem, row, principal is not None)
     inputs = from_npz(row.inputs_npz)
+    expected, _ = expected_from_bytes(row.expected_npy)
     return CaseDetail(
         **out.model_dump(),
-        inputs={k: v.tolist() if isinstance(v, np.ndarray) else v for k, v in inputs.items()},
-        expected=from_npy(row.expected_npy).tolist(),
+        inputs={
+            p.name: to_json_value(inputs.get(p.name))
+            for p in problem.spec.params
+            if p.name in inputs or p.optional
+        },
+        expected=result_to_json(problem, expected),
     )
 
 

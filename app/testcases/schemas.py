@@ -14,6 +14,13 @@ CaseName = Annotated[
 ]
 Weight = Annotated[float, Field(gt=0, le=1000, allow_inf_nan=False)]
 VisibilityIn = Literal["hidden", "public"]
+# An exception type as the sandbox reports it: "ValueError", or "module.Name" for others.
+ExceptionName = Annotated[
+    str,
+    StringConstraints(
+        pattern=r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$", max_length=200
+    ),
+]
 
 
 class CaseFields(BaseModel):
@@ -24,16 +31,23 @@ class CaseFields(BaseModel):
     name: CaseName = Field(description="Letters, digits, '_', '.', '-'; unique per problem.")
     visibility: VisibilityIn = "hidden"
     weight: Weight = Field(default=1.0, description="Share of the score, relative to others.")
+    raises: ExceptionName | None = Field(
+        default=None,
+        description="The exception type the function must raise on these inputs (e.g. "
+        "ValueError); the reference must raise exactly it. Such a case has no expected output.",
+    )
 
 
 class CaseCreate(CaseFields):
     inputs: dict[str, Any] = Field(
-        description="One entry per parameter: nested lists of numbers for arrays, an integer "
-        "for integer parameters (e.g. num_heads)."
+        description="One entry per parameter: nested lists of numbers for float arrays, of "
+        "true/false for boolean arrays, an integer for integer parameters, null (or nothing) "
+        "for an optional parameter without a value."
     )
-    expected: list[Any] | None = Field(
+    expected: list[Any] | dict[str, Any] | None = Field(
         default=None,
-        description="Optional: checked against the reference's output, never used instead of it.",
+        description="Optional: checked against the reference's output, never used instead of "
+        "it. Nested lists; for a problem with several outputs, an object with one per name.",
     )
 
 
@@ -45,7 +59,12 @@ class CaseOut(BaseModel):
     weight: float
     shapes: dict[str, list[int]] = Field(description="Shape of every array input.")
     scalars: dict[str, int] = Field(description="Value of every integer input.")
-    output_shape: list[int]
+    output_shape: list[int] = Field(description="The (first) output's shape; [] for raises.")
+    output_shapes: dict[str, list[int]] = Field(
+        default={}, description="Every output's shape, by name."
+    )
+    nulls: list[str] = Field(default=[], description="Optional parameters given no value.")
+    raises: str | None = Field(default=None, description="The exception the case requires.")
     warnings: list[CaseWarning]
     added_in_version: int
     created_by: str | None = None

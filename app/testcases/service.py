@@ -11,15 +11,15 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.core.config import Settings
 from app.db.base import utcnow
-from app.problems.cases import Inputs, TestCase, Visibility
+from app.problems.cases import Inputs, Result, TestCase, Visibility
+from app.problems.hooks import check_hidden_raises
 from app.problems.loader import Problem
-from app.testcases.codec import to_npy, to_npz
+from app.testcases.codec import expected_from_bytes, expected_to_bytes, from_npz, to_npz
 from app.testcases.models import StoredCase
 from app.testcases.repository import CaseRepository
 from app.testcases.validation import CheckedCase, check_case
@@ -39,6 +39,8 @@ class CaseMeta:
     name: str
     visibility: Visibility
     weight: float
+    # The exception type the function must raise on these inputs, if any.
+    raises: str | None = None
 
 
 def reserved_names(problem: Problem) -> set[str]:
@@ -55,22 +57,23 @@ class CaseService:
         self.sessions = sessions
 
     def validate(
-        self, problem: Problem, inputs: Inputs, expected: np.ndarray | None
+        self, problem: Problem, inputs: Inputs, expected: Result | None, raises: str | None = None
     ) -> CheckedCase:
-        return check_case(problem, inputs, expected, self.settings.case_max_elements)
+        return check_case(problem, inputs, expected, self.settings.case_max_elements, raises)
 
     def add(
         self,
         problem: Problem,
         meta: CaseMeta,
         inputs: Inputs,
-        expected: np.ndarray | None = None,
+        expected: Result | None = None,
         created_by: str | None = None,
     ) -> tuple[StoredCase, int]:
         """Validate and store a case; returns the row and the new test-set version."""
         if meta.name in reserved_names(problem):
             raise CaseConflict("name", f"{meta.name!r} is a built-in case or probe name")
-        checked = self.validate(problem, inputs, expected)
+        check_hidden_raises(meta.raises, meta.visibility)
+        checked = self.validate(problem, inputs, expected, meta.raises)
         with self.sessions() as session:
             repo = CaseRepository(session)
             if repo.live_by_name(problem.id, meta.name) is not None:
@@ -82,7 +85,7 @@ class CaseService:
                 visibility=meta.visibility,
                 weight=meta.weight,
                 inputs_npz=to_npz(checked.inputs),
-                expected_npy=to_npy(checked.expected),
+                expected_npy=expected_to_bytes(checked.expected, checked.raises),
                 warnings=json.dumps([w.model_dump() for w in checked.warnings]),
                 created_by=created_by,
                 created_at=utcnow(),
@@ -137,13 +140,13 @@ class CaseService:
 
 
 def to_test_case(row: StoredCase) -> TestCase:
-    from app.testcases.codec import from_npy, from_npz
-
     visibility: Visibility = "public" if row.visibility == "public" else "hidden"
+    expected, raises = expected_from_bytes(row.expected_npy)
     return TestCase(
         name=row.name,
         inputs=from_npz(row.inputs_npz),
         visibility=visibility,
         weight=row.weight,
-        expected=from_npy(row.expected_npy),
+        expected=expected,
+        raises=raises,
     )

@@ -1,16 +1,14 @@
 """Warnings for cases that are valid but weak for diagnosis. They never block a case.
 
-Rules (documented in docs/instructors.md):
+Generic rules, for every problem (documented in docs/problem-authoring.md and
+docs/instructors.md):
 
-- ``single-head``: ``num_heads == 1``: every way of splitting and merging heads agrees.
-- ``length-one-sequence``: ``n_q == 1`` or ``n_k == 1``: with one key the softmax is 1 whatever
-  the scores, so scaling mistakes vanish; with one query, the softmax axis is hard to see.
-- ``unit-dimension``: another symbolic dimension (not ``batch``) is 1.
-- ``saturated-softmax``: in at least half of the (batch, head, query) rows the largest attention
-  weight exceeds 0.99: the softmax is nearly one-hot, so the scale of the scores hardly matters.
-  (One saturated row hides nothing: the other rows still show a mistake.)
-- ``integer-valued``: an array input holds only whole numbers: exact arithmetic hides float32
-  work, and ties make different mistakes agree.
+- the problem's own warnings first (``case_warnings(inputs, dims)`` in its ``cases.py``, e.g.
+  a single head or a saturated softmax for attention);
+- ``unit-dimension``: a symbolic dimension of an array is 1 (except those in ``unit_dims_ok``
+  of ``problem.toml``, and those a problem warning already speaks for);
+- ``integer-valued``: a float input holds only whole numbers: exact arithmetic hides float32
+  work, and ties make different mistakes agree;
 - ``misses-faults``: some known mistakes of the problem's error model give the right answer on
   this case, so a student who makes only those mistakes passes it. Mistakes that most of the
   problem's built-in cases miss too are left out: they need a dedicated case (an unstable
@@ -22,62 +20,38 @@ from __future__ import annotations
 import threading
 
 import numpy as np
-from pydantic import BaseModel
 
-from app.problems.cases import Inputs
+from app.problems.cases import Inputs, Result, TestCase, parts_of
+from app.problems.hooks import CaseWarning, exception_name
 from app.problems.loader import Problem
+from app.problems.spec import ArrayParam
 
-SATURATED_WEIGHT = 0.99
-SATURATED_ROW_FRACTION = 0.5
-_ATTENTION_PARAMS = {"Q", "K", "W_q", "W_k", "num_heads"}
-
-
-class CaseWarning(BaseModel):
-    code: str
-    message: str
+__all__ = ["CaseWarning", "case_warnings"]
 
 
 def case_warnings(
-    problem: Problem, inputs: Inputs, dims: dict[str, int], expected: np.ndarray
+    problem: Problem,
+    inputs: Inputs,
+    dims: dict[str, int],
+    expected: Result | None,
+    raises: str | None = None,
 ) -> list[CaseWarning]:
-    found: list[CaseWarning] = []
+    found: list[CaseWarning] = list(problem.warnings_hook(inputs, dims))
+    covered = {dim for w in found for dim in w.about} | set(problem.spec.unit_dims_ok)
+    # Dimensions of arrays only: an int parameter (an axis, a head count) is not a size.
+    sizes = {d for p in problem.spec.params if isinstance(p, ArrayParam) for d in p.shape}
     for dim, size in dims.items():
-        if size != 1 or dim == "batch":
-            continue
-        if dim == "num_heads":
-            found.append(
-                CaseWarning(
-                    code="single-head",
-                    message="num_heads = 1: every way of splitting and merging heads gives the "
-                    "same answer, so head-splitting mistakes go unnoticed.",
-                )
-            )
-        elif dim.startswith("n_"):
-            found.append(
-                CaseWarning(
-                    code="length-one-sequence",
-                    message=f"{dim} = 1: a length-1 sequence hides scaling and softmax-axis "
-                    f"mistakes (a softmax over one key is always 1).",
-                )
-            )
-        else:
+        if size == 1 and dim in sizes and dim not in covered:
             found.append(
                 CaseWarning(code="unit-dimension", message=f"{dim} = 1: a size-1 dimension.")
             )
-    saturated = _saturated_fraction(problem, inputs)
-    if saturated is not None and saturated >= SATURATED_ROW_FRACTION:
-        found.append(
-            CaseWarning(
-                code="saturated-softmax",
-                message=f"In {saturated:.0%} of the attention rows the largest weight exceeds "
-                f"{SATURATED_WEIGHT}: the softmax is nearly one-hot, so scaling mistakes "
-                f"barely change the output.",
-            )
-        )
     whole = [
         name
         for name, value in inputs.items()
-        if isinstance(value, np.ndarray) and value.size and bool(np.all(value == np.round(value)))
+        if isinstance(value, np.ndarray)
+        and value.dtype.kind == "f"
+        and value.size
+        and bool(np.all(value == np.round(value)))
     ]
     if whole:
         found.append(
@@ -87,8 +61,9 @@ def case_warnings(
                 f"low-precision work and ties make different mistakes agree.",
             )
         )
+    case = TestCase("case", inputs, expected=expected, raises=raises)
     special = _special_purpose(problem)
-    missed = [c for c in _missed_faults(problem, inputs, expected) if c not in special]
+    missed = [c for c in _missed_faults(problem, case) if c not in special]
     if missed:
         found.append(
             CaseWarning(
@@ -99,47 +74,32 @@ def case_warnings(
     return found
 
 
-def _saturated_fraction(problem: Problem, inputs: Inputs) -> float | None:
-    """The attention's row-wise largest weight, computed from the statement's definition."""
-    if not set(inputs) >= _ATTENTION_PARAMS:
-        return None
-    Q, K, W_q, W_k = (np.asarray(inputs[n]) for n in ("Q", "K", "W_q", "W_k"))
-    heads = int(inputs["num_heads"])
-    batch, n_q, d_model = Q.shape
-    n_k = K.shape[1]
-    d_k = d_model // heads
-    q = (Q @ W_q).reshape(batch, n_q, heads, d_k).transpose(0, 2, 1, 3)
-    k = (K @ W_k).reshape(batch, n_k, heads, d_k).transpose(0, 2, 1, 3)
-    with np.errstate(all="ignore"):
-        scores = q @ k.transpose(0, 1, 3, 2) / np.sqrt(d_k)
-        scores = scores - scores.max(axis=-1, keepdims=True)
-        weights = np.exp(scores)
-        weights /= weights.sum(axis=-1, keepdims=True)
-    peak = np.nan_to_num(weights.max(axis=-1), nan=1.0)
-    return float(np.mean(peak > SATURATED_WEIGHT))
-
-
-def _missed_faults(problem: Problem, inputs: Inputs, expected: np.ndarray) -> list[str]:
+def _missed_faults(problem: Problem, case: TestCase) -> list[str]:
     diagnostics = problem.diagnostics
     if diagnostics is None:
         return []
-    tolerance = problem.spec.tolerance
-    names = [p.name for p in problem.spec.params]
+    spec = problem.spec
     missed: list[str] = []
     model = diagnostics.error_model
     for code in model.faults:
         for flag in model.flags(code):
-            args = [_copy(inputs[n]) for n in names]
             try:
                 with np.errstate(all="ignore"):
-                    out = np.asarray(
-                        diagnostics.faulty_reference(*args, faults=frozenset({flag})),
-                        dtype=np.float64,
-                    )
-            except Exception:  # a fault that cannot run on these shapes is not missed
+                    got = problem.evaluate(case.inputs, frozenset({flag}))
+            except Exception as exc:  # a fault that cannot run on these shapes is not missed...
+                if exception_name(exc) == case.raises:  # ...unless raising is the right answer
+                    missed.append(code)
+                    break
                 continue
-            if out.shape == expected.shape and np.allclose(
-                out, expected, rtol=tolerance.rtol, atol=tolerance.atol
+            if case.raises is not None or case.expected is None:
+                continue
+            want = parts_of(case.expected)
+            if len(got) == len(want) and all(
+                g.shape == w.shape
+                and np.allclose(
+                    g, w, rtol=spec.tolerance_of(o).rtol, atol=spec.tolerance_of(o).atol
+                )
+                for o, g, w in zip(spec.outputs, got, want, strict=True)
             ):
                 missed.append(code)
                 break
@@ -157,17 +117,12 @@ def _special_purpose(problem: Problem) -> frozenset[str]:
         cached = _special.get(id(problem))
         if cached is not None and cached[0] is problem:
             return cached[1]
-    cases = [c for c in problem.examples + problem.hidden if c.expected is not None]
+    cases = problem.examples + problem.hidden
     counts: dict[str, int] = {}
     for case in cases:
-        assert case.expected is not None
-        for code in _missed_faults(problem, case.inputs, case.expected):
+        for code in _missed_faults(problem, case):
             counts[code] = counts.get(code, 0) + 1
     found = frozenset(code for code, n in counts.items() if 2 * n > len(cases))
     with _special_lock:
         _special[id(problem)] = (problem, found)
     return found
-
-
-def _copy(value: object) -> object:
-    return value.copy() if isinstance(value, np.ndarray) else value

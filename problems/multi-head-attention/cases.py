@@ -3,6 +3,7 @@
 import numpy as np
 
 from app.problems.cases import CaseError, TestCase
+from app.problems.hooks import CaseWarning
 
 
 def check_case(inputs, dims):
@@ -56,3 +57,64 @@ def hidden_cases(rng):
     # Scores reach the thousands: exp() overflows unless the softmax subtracts the row maximum.
     cases.append(_case("large-magnitude", rng, 2, 4, 5, 8, 2, scale=60.0))
     return cases
+
+
+# --- instructor warnings: valid cases that hide mistakes ---------------------------------------
+
+SATURATED_WEIGHT = 0.99
+SATURATED_ROW_FRACTION = 0.5
+
+
+def case_warnings(inputs, dims):
+    """Single head, length-1 sequences, a saturated softmax (see the statement's pitfalls)."""
+    found = []
+    if dims["num_heads"] == 1:
+        found.append(
+            CaseWarning(
+                code="single-head",
+                message="num_heads = 1: every way of splitting and merging heads gives the "
+                "same answer, so head-splitting mistakes go unnoticed.",
+                about=("num_heads",),
+            )
+        )
+    for dim in ("n_q", "n_k"):
+        if dims[dim] == 1:
+            found.append(
+                CaseWarning(
+                    code="length-one-sequence",
+                    message=f"{dim} = 1: a length-1 sequence hides scaling and softmax-axis "
+                    f"mistakes (a softmax over one key is always 1).",
+                    about=(dim,),
+                )
+            )
+    saturated = saturated_fraction(inputs)
+    if saturated >= SATURATED_ROW_FRACTION:
+        found.append(
+            CaseWarning(
+                code="saturated-softmax",
+                message=f"In {saturated:.0%} of the attention rows the largest weight exceeds "
+                f"{SATURATED_WEIGHT}: the softmax is nearly one-hot, so scaling mistakes "
+                f"barely change the output.",
+            )
+        )
+    return found
+
+
+def saturated_fraction(inputs):
+    """The share of (batch, head, query) rows whose largest attention weight exceeds
+    SATURATED_WEIGHT, computed from the statement's definition. (One saturated row hides
+    nothing: the other rows still show a mistake.)"""
+    Q, K, W_q, W_k = (np.asarray(inputs[n]) for n in ("Q", "K", "W_q", "W_k"))
+    heads = int(inputs["num_heads"])
+    batch, n_q, d_model = Q.shape
+    n_k = K.shape[1]
+    d_k = d_model // heads
+    q = (Q @ W_q).reshape(batch, n_q, heads, d_k).transpose(0, 2, 1, 3)
+    k = (K @ W_k).reshape(batch, n_k, heads, d_k).transpose(0, 2, 1, 3)
+    with np.errstate(all="ignore"):
+        scores = q @ k.transpose(0, 1, 3, 2) / np.sqrt(d_k)
+        scores = scores - scores.max(axis=-1, keepdims=True)
+        weights = np.exp(scores)
+        weights /= weights.sum(axis=-1, keepdims=True)
+    peak = np.nan_to_num(weights.max(axis=-1), nan=1.0)
+    return float(np.mean(peak > SATURATED_WEIGHT))

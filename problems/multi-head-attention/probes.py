@@ -43,7 +43,11 @@ def probes(rng):
         ("self-10x2", 2, 3, 3, 10, 2),
     ]
     out = [
-        Probe(f"probe-{name}", _inputs(rng, *dims), equal_lengths=dims[1] == dims[2])
+        Probe(
+            f"probe-{name}",
+            _inputs(rng, *dims),
+            marks=frozenset({"equal-lengths"} if dims[1] == dims[2] else ()),
+        )
         for name, *dims in fault
     ]
     # Scores in the thousands: np.exp overflows unless the softmax subtracts the row maximum,

@@ -13,7 +13,7 @@ from app.grading.compare import (
     verdict,
 )
 from app.problems.cases import TestCase as Case
-from app.problems.spec import Tolerance
+from app.problems.spec import Returns, Tolerance
 from sandbox.protocol import CaseError, CaseOutcome, RunResult
 from sandbox.verdicts import Verdict
 
@@ -226,3 +226,98 @@ def test_run_status_decides_the_verdict(status):
     run = RunResult(status=status, cases=[CaseOutcome(name="c", output=EXPECTED.copy())])
     reports = compare_cases([case()], run, TOL)
     assert verdict(run, reports) == Verdict(status)
+
+
+# --- several outputs and expected errors, on hidden cases -------------------------------------
+
+WEIGHTS = np.full((2, 2), 0.5)
+OUTPUTS = [Returns(name="output", shape=["a", "b"]), Returns(name="weights", shape=["a", "a"])]
+
+
+def two_outputs(visibility: str = "hidden") -> Case:
+    return Case(name="c", inputs={}, visibility=visibility, expected=(EXPECTED, WEIGHTS))  # type: ignore[arg-type]
+
+
+def test_a_hidden_case_with_several_outputs_words_each_output_in_fixed_terms():
+    nan = WEIGHTS.copy()
+    nan[0, 0] = np.nan
+    worded = [
+        ((EXPECTED + 0.4471, WEIGHTS), "output: " + HIDDEN_WORDING["values"]),
+        ((EXPECTED, np.zeros((4471, 2))), "weights: " + HIDDEN_WORDING["shape"]),
+        (
+            (np.zeros((0, 4471)), nan),
+            f"output: {HIDDEN_WORDING['shape']}; weights: {HIDDEN_WORDING['non_finite']}",
+        ),
+    ]
+    for (first, second), message in worded:
+        report = compare_case(two_outputs(), outcome((first, second)), TOL, outputs=OUTPUTS)
+        assert report.status == "failed" and report.message == message
+        shown = report.model_dump_json()
+        assert "4471" not in shown and report.actual_shape is None
+        for part in report.outputs:
+            assert part.actual_shape is None and part.max_error is None
+            assert part.error_grid is None and part.max_error_index is None
+        assert [p.expected_shape for p in report.outputs] == [[2, 3], [2, 2]]  # the host's own
+    # The same outputs on a public case keep every detail.
+    public = compare_case(
+        two_outputs("public"), outcome((EXPECTED + 0.25, WEIGHTS)), TOL, outputs=OUTPUTS
+    )
+    assert public.outputs[0].max_error == pytest.approx(0.25)
+    passed = compare_case(two_outputs(), outcome((EXPECTED, WEIGHTS)), TOL, outputs=OUTPUTS)
+    assert passed.status == "passed"
+
+
+@pytest.mark.parametrize(
+    "returned",
+    [EXPECTED, (EXPECTED,), (EXPECTED, WEIGHTS, WEIGHTS)],
+    ids=["one-array", "short-tuple", "long-tuple"],
+)
+def test_a_hidden_case_not_returning_the_outputs_due_says_only_that(returned):
+    report = compare_case(two_outputs(), outcome(returned), TOL, outputs=OUTPUTS)
+    assert report.status == "failed" and report.message == HIDDEN_WORDING["not_outputs"]
+    invalid = outcome(error=CaseError(type="InvalidOutput", message="returned a tuple of 4471"))
+    report = compare_case(two_outputs(), invalid, TOL, outputs=OUTPUTS)
+    assert report.status == "error" and report.message == HIDDEN_WORDING["not_outputs"]
+
+
+def raising(visibility: str) -> Case:
+    return Case(name="c", inputs={}, visibility=visibility, raises="ValueError")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("got", "status", "hidden_message", "public_words"),
+    [
+        (outcome(error=CaseError(type="ValueError", message="x")), "passed", None, "as required"),
+        (outcome(EXPECTED.copy()), "failed", HIDDEN_WORDING["not_raised"], "returned normally"),
+        (
+            outcome(error=CaseError(type="KeyError", message="0.4471")),
+            "failed",
+            HIDDEN_WORDING["error"],
+            "it raised KeyError: 0.4471",
+        ),
+        (
+            outcome(error=CaseError(type="InvalidOutput", message="returned 4471")),
+            "failed",
+            HIDDEN_WORDING["not_raised"],
+            "InvalidOutput",
+        ),
+        (
+            outcome(error=CaseError(type="ValueError", message="x"), mutated_inputs=["Q"]),
+            "failed",
+            HIDDEN_WORDING["mutated"],
+            "modified its input Q",
+        ),
+    ],
+    ids=["raised", "returned", "other-type", "invalid-output", "mutated"],
+)
+def test_an_expected_error_case_hidden_says_only_fixed_wording(
+    got, status, hidden_message, public_words
+):
+    hidden = compare_case(raising("hidden"), got, TOL)
+    public = compare_case(raising("public"), got, TOL)
+    assert hidden.status == public.status == status
+    assert public_words in public.message
+    if hidden_message is not None:
+        assert hidden.message == hidden_message
+    assert hidden.seconds is None and "4471" not in hidden.model_dump_json()
+    assert hidden.raises == "ValueError"  # what the case requires is the host's own

@@ -31,7 +31,9 @@ def test_error_model_is_loaded(mha: Problem):
     diagnostics = mha.diagnostics
     assert diagnostics is not None
     model = diagnostics.error_model
-    assert set(model.contract) == set(CONTRACT_CODES)
+    # The grader's own checks, and the one this problem declares for itself.
+    assert set(model.contract) == {*CONTRACT_CODES, "assumes-equal-lengths"}
+    assert model.partial_checks() == [("assumes-equal-lengths", "equal-lengths")]
     assert {
         "weights-transposed", "self-attention-only", "reshape-order", "no-head-transpose",
         "scale-dmodel", "no-scale", "scale-dk-not-sqrt", "softmax-wrong-axis", "global-softmax",

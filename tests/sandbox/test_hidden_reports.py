@@ -11,9 +11,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.grading.compare import HIDDEN_WORDING
+from app.grading.compare import HIDDEN_WORDING, compare_cases
 from app.grading.pipeline import grade_submission
+from app.problems.cases import TestCase as Case
 from app.problems.loader import Problem
+from app.problems.spec import Tolerance
 from sandbox.protocol import Sandbox
 from sandbox.runner import HIDDEN_ERROR_TYPES
 from tests.sandbox.helpers import FAST, phased_request, visible_text
@@ -162,3 +164,75 @@ def multi_head_attention(Q, K, V, W_q, W_k, W_v, W_o, num_heads):
         assert t.status == "passed" or t.message in HIDDEN_WORDING.values()
     assert report.error is not None and "hidden test" in report.error
     assert all(v == round(v, 2) for v in report.timings.values())
+
+
+# Expected-error cases: f(a, n) raises on every call but the last, each time something else.
+RAISER = """
+import builtins
+import numpy as np
+
+
+class ValueError(builtins.ValueError):  # the submission's own, named and built like the real one
+    pass
+
+
+def f(a, n):
+    secret = "LEAK" + a.tobytes()[:8].hex()
+    if n == 1:  # public: the student may read what it raised
+        raise ValueError("public")
+    if n == 2:
+        raise builtins.ValueError("a real one")
+    if n == 3:
+        raise ValueError("the submission's own")
+    if n == 4:  # a type whose name is the secret
+        raise type(secret, (builtins.ValueError,), {"__module__": secret})(secret)
+    if n == 5:
+        raise np.linalg.LinAlgError(secret)
+    return a
+"""
+
+# (name, hidden, the type the case requires, the error type the sandbox reports, the outcome)
+RAISING = [
+    ("public-fake", False, "ValueError", "submission.ValueError", "failed"),
+    ("real", True, "ValueError", "ValueError", "passed"),
+    ("fake", True, "ValueError", "Exception", "failed"),
+    ("secret-name", True, "ValueError", "Exception", "failed"),
+    ("linalg", True, "numpy.linalg.LinAlgError", "numpy.linalg.LinAlgError", "passed"),
+    ("returns", True, "ValueError", None, "failed"),
+]
+
+
+def test_a_hidden_expected_error_is_judged_on_an_allowed_type_name_only(
+    sandbox: Sandbox,
+) -> None:
+    """The host must know whether a hidden case raised the type it requires, but the worker's
+    type name is the submission's text: only a short list of standard names leaves the sandbox,
+    so the submission's own ``ValueError`` (reported as ``submission.ValueError``) does not pass
+    for the real one, and a name it makes up never reaches the host, let alone the student."""
+    arrays = [np.full(3, float(i)) + 0.25 for i in range(len(RAISING))]
+    request = phased_request(
+        RAISER, [(name, a, hidden) for (name, hidden, *_), a in zip(RAISING, arrays, strict=True)]
+    )
+    result = sandbox.run(request)
+    assert result.status == "ok", result.message + result.stderr
+    reported = [c.error.type if c.error else None for c in result.cases]
+    assert reported == [r[3] for r in RAISING]
+    for array in arrays[1:]:
+        assert secret(array) not in visible_text(result)
+
+    cases = [
+        Case(name, {"a": a, "n": n}, "hidden" if hidden else "public", raises=raises)
+        for n, ((name, hidden, raises, *_), a) in enumerate(zip(RAISING, arrays, strict=True), 1)
+    ]
+    reports = compare_cases(cases, result, Tolerance(rtol=1e-7, atol=1e-9))
+    assert [r.status for r in reports] == [r[4] for r in RAISING]
+    # The public case says what it raised; the hidden ones only the grader's fixed wording.
+    assert "submission.ValueError" in reports[0].message
+    hidden = reports[1:]
+    assert [r.message for r in hidden if r.status != "passed"] == [
+        HIDDEN_WORDING["error"],
+        HIDDEN_WORDING["error"],
+        HIDDEN_WORDING["not_raised"],
+    ]
+    shown = "".join(r.model_dump_json() for r in hidden)
+    assert "LEAK" not in shown and "submission" not in shown

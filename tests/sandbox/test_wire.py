@@ -327,6 +327,58 @@ def test_truncation_is_reported_from_byte_counts() -> None:
     assert result.status == "ok" and result.stdout_truncated and not result.stderr_truncated
 
 
+def test_a_bool_mask_and_an_omitted_optional_are_sent_as_such() -> None:
+    from sandbox.runner import read_job
+
+    mask = np.array([[True, False], [False, True]])
+    request = REQUEST.model_copy(
+        update={
+            "param_names": ["a", "n", "mask", "extra"],
+            "cases": [
+                CaseArgs(name="o", args={"a": np.ones(2), "n": 1, "mask": mask, "extra": None})
+            ],
+        }
+    )
+    job = read_job(io.BytesIO(encode_job(request)))
+    spec, inputs = job["cases"][0]
+    _, _, sent, extra = json.loads(spec)["args"]
+    assert sent["dtype"] == "|b1" and extra == {"none": True}
+    raw = inputs[sent["offset"] : sent["offset"] + 4]
+    assert np.frombuffer(raw, dtype=np.bool_).tolist() == [True, False, False, True]
+    assert "outputs" not in job["header"]  # one output: the header is unchanged
+    tuple_job = read_job(io.BytesIO(encode_job(request.model_copy(update={"outputs": 2}))))
+    assert tuple_job["header"]["outputs"] == 2
+
+
+TWO = REQUEST.model_copy(update={"outputs": 2})
+
+
+def test_several_outputs_come_back_as_a_tuple() -> None:
+    data = stream(STARTED, {**CASE, "parts": 2}, npy(np.arange(3.0)), npy(np.eye(2)), end())
+    result = interpret(RawRun(stdout=data), TWO, "test")
+    assert result.status == "ok"
+    output = result.cases[0].output
+    assert isinstance(output, tuple) and len(output) == 2
+    np.testing.assert_array_equal(output[1], np.eye(2))
+
+
+@pytest.mark.parametrize(
+    ("request_", "frame", "blobs"),
+    [
+        (TWO, {**CASE, "parts": 3}, 3),  # more outputs than asked for
+        (TWO, CASE, 1),  # one array where a tuple is due
+        (REQUEST, {**CASE, "parts": 2}, 2),  # a tuple where one array is due
+    ],
+)
+def test_a_number_of_outputs_not_asked_for_is_refused(
+    request_: RunRequest, frame: dict[str, Any], blobs: int
+) -> None:
+    data = stream(STARTED, frame, *[npy(np.ones(2))] * blobs, end())
+    result = interpret(RawRun(stdout=data), request_, "test")
+    # The sandbox (so the submission) could forge this: never ok, never the grader's error.
+    assert result.status == "runtime_error" and "outputs" in result.message
+
+
 def test_why_a_hidden_case_s_output_is_unreadable_is_not_said() -> None:
     """np.load's reason can quote the shape the submission returned: a public case's keeps it
     (for the student's own debugging), a hidden case's does not."""

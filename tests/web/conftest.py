@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -56,12 +57,12 @@ def web_assets() -> Path:
     return marker.parent
 
 
-@pytest.fixture(scope="session")
-def server(web_assets: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    root = tmp_path_factory.mktemp("web-server")
+@contextmanager
+def serving(root: Path, **extra_env: str) -> Iterator[Server]:
+    """``python -m app serve`` on a free port with its data under ``root``, until the end."""
     port = _free_port()
     env = dict(os.environ)
-    env.update({"GRADER_DATA_DIR": str(root / "data"), "GRADER_HOST": "127.0.0.1"})
+    env.update({"GRADER_DATA_DIR": str(root / "data"), "GRADER_HOST": "127.0.0.1", **extra_env})
     log = root / "server.log"
     with log.open("wb") as out:
         proc = subprocess.Popen(
@@ -98,6 +99,12 @@ def server(web_assets: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterat
 
 
 @pytest.fixture(scope="session")
+def server(web_assets: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    with serving(tmp_path_factory.mktemp("web-server")) as running:
+        yield running
+
+
+@pytest.fixture(scope="session")
 def browser() -> Iterator[object]:
     from playwright.sync_api import sync_playwright
 
@@ -109,13 +116,13 @@ def browser() -> Iterator[object]:
         b.close()
 
 
-@pytest.fixture
-def page(browser: object, server: Server) -> Iterator[object]:
-    """A fresh browser context (empty storage) per test; uncaught page errors fail the test."""
+@contextmanager
+def browsing(browser: object, url: str) -> Iterator[object]:
+    """A fresh browser context (empty storage) on ``url``; uncaught page errors fail the test."""
     from playwright.sync_api import Browser
 
     assert isinstance(browser, Browser)
-    context = browser.new_context(viewport={"width": 1366, "height": 900}, base_url=server.url)
+    context = browser.new_context(viewport={"width": 1366, "height": 900}, base_url=url)
     context.set_default_timeout(15_000)
     pg = context.new_page()
     errors: list[str] = []
@@ -123,3 +130,9 @@ def page(browser: object, server: Server) -> Iterator[object]:
     yield pg
     context.close()
     assert not errors, f"uncaught errors in the page: {errors}"
+
+
+@pytest.fixture
+def page(browser: object, server: Server) -> Iterator[object]:
+    with browsing(browser, server.url) as pg:
+        yield pg

@@ -122,7 +122,7 @@ function heatColor(t) {
  * Heat map of |actual - expected| over the output's last two axes, from `grid` (rows of numbers),
  * or just the location of the largest error when no grid is available.
  */
-export function errorPicture({ shape, index, maxError, grid, caseName }) {
+export function errorPicture({ shape, index, maxError, grid, caseName, output = null }) {
   const useGrid = Array.isArray(grid) && grid.length > 0 && Array.isArray(grid[0]);
   const [rows, cols] = useGrid ? [grid.length, grid[0].length] : lastTwo(shape || []);
   if (!rows || !cols) return null;
@@ -134,16 +134,18 @@ export function errorPicture({ shape, index, maxError, grid, caseName }) {
   const oy = 22;
   const vbW = Math.max(330, ox + width + 20);
   const vbH = oy + height + 24;
+  // One picture per output: each needs its own title id.
+  const titleId = output ? `error-picture-title-${output}` : "error-picture-title";
   const root = svg("svg", {
     viewBox: `0 0 ${vbW} ${vbH}`,
     width: vbW,
     height: vbH,
     class: "picture error-picture",
     role: "img",
-    "aria-labelledby": "error-picture-title",
+    "aria-labelledby": titleId,
   });
   const where = index ? `[${index.join(", ")}]` : "";
-  root.append(svg("title", { id: "error-picture-title" }, useGrid ? `Heat map of the error over the output of ${caseName}` : `Largest error of ${caseName} at ${where}`));
+  root.append(svg("title", { id: titleId }, useGrid ? `Heat map of the error over the output of ${caseName}` : `Largest error of ${caseName} at ${where}`));
   root.append(svg("text", { x: ox, y: 14, class: "label" }, useGrid ? "|yours − expected| per cell" : "Output cells (largest error marked)"));
   let peak = 0;
   if (useGrid) for (const row of grid) for (const v of row) peak = Math.max(peak, Math.abs(v) || 0);
@@ -176,5 +178,5 @@ export function errorPicture({ shape, index, maxError, grid, caseName }) {
   const caption = useGrid
     ? `Where ${caseName} differs from the expected output (darker is further off; peak ${formatNumber(peak)}). Largest error ${formatNumber(maxError)} at ${where}.`
     : `Largest error in ${caseName}: ${formatNumber(maxError)} at output${where} (row ${ri}, column ${ci} of the last two axes).`;
-  return h("figure", { class: "picture-figure", "data-picture": useGrid ? "heatmap" : "error-location" }, root, h("figcaption", {}, caption));
+  return h("figure", { class: "picture-figure", "data-picture": useGrid ? "heatmap" : "error-location", "data-output": output || undefined }, root, h("figcaption", {}, caption));
 }

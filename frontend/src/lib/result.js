@@ -102,22 +102,54 @@ function diagnosisCards(diagnoses, requirementTitles) {
   );
 }
 
+// The parts of a case that have a shape and an error: the case itself, or each of its named
+// outputs when the function returns several.
+function parts(t) {
+  return Array.isArray(t.outputs) && t.outputs.length ? t.outputs.map((o) => ({ ...o, caseName: `${t.name}, output ${o.name}`, output: o.name })) : [{ ...t, caseName: t.name, output: null }];
+}
+
+/** One picture per output that is off: a shape diagram when a shape is wrong, else a heat map. */
 function pictureFor(tests) {
-  const mismatch = (tests || []).find(
+  const all = (tests || []).flatMap(parts);
+  const mismatch = all.filter(
     (t) => Array.isArray(t.expected_shape) && Array.isArray(t.actual_shape) && shapeText(t.expected_shape) !== shapeText(t.actual_shape),
   );
-  if (mismatch) return shapePicture(mismatch.expected_shape, mismatch.actual_shape);
-  const off = (tests || []).find((t) => t.status !== "passed" && (Array.isArray(t.max_error_index) || Array.isArray(t.error_grid)));
-  if (off) {
-    return errorPicture({
-      shape: off.expected_shape || off.actual_shape,
-      index: off.max_error_index,
-      maxError: off.max_error,
-      grid: off.error_grid,
-      caseName: off.name,
-    });
-  }
-  return null;
+  if (mismatch.length) return firstPerOutput(mismatch).map((t) => shapePicture(t.expected_shape, t.actual_shape));
+  const off = all.filter((t) => t.status !== "passed" && (Array.isArray(t.max_error_index) || Array.isArray(t.error_grid)));
+  const pictures = firstPerOutput(off).map((t) =>
+    errorPicture({
+      shape: t.expected_shape || t.actual_shape,
+      index: t.max_error_index,
+      maxError: t.max_error,
+      grid: t.error_grid,
+      caseName: t.caseName,
+      output: t.output,
+    }),
+  );
+  return pictures.length ? pictures : null;
+}
+
+function firstPerOutput(items) {
+  const seen = new Set();
+  return items.filter((t) => !seen.has(t.output) && seen.add(t.output));
+}
+
+const OUTPUT_STATUS = { passed: "✓", failed: "✗" };
+
+function messageCell(t) {
+  const outputs = Array.isArray(t.outputs) && t.outputs.length ? t.outputs : null;
+  return h(
+    "td",
+    { class: "case-message" },
+    t.raises ? h("span", { class: "case-raises" }, `must raise ${t.raises}. `) : null,
+    outputs
+      ? h(
+          "ul",
+          { class: "case-outputs" },
+          outputs.map((o) => h("li", { "data-output": o.name, "data-status": o.status }, h("code", {}, o.name), ` ${OUTPUT_STATUS[o.status] || o.status} `, o.message || "")),
+        )
+      : t.message || "",
+  );
 }
 
 function testTable(tests) {
@@ -148,7 +180,7 @@ function testTable(tests) {
               h("th", { scope: "row" }, t.name),
               h("td", {}, t.visibility),
               h("td", { class: "case-status nowrap" }, CASE_STATUS[t.status] || t.status),
-              h("td", { class: "case-message" }, t.message || ""),
+              messageCell(t),
               h("td", { class: "nowrap" }, t.max_error !== null && t.max_error !== undefined ? formatNumber(t.max_error) : ""),
               h("td", { class: "nowrap" }, Array.isArray(t.max_error_index) ? `[${t.max_error_index.join(", ")}]` : ""),
               h("td", { class: "nowrap" }, t.expected_shape || t.actual_shape ? `${shapeText(t.expected_shape) || "?"} / ${shapeText(t.actual_shape) || "?"}` : ""),

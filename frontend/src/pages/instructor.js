@@ -172,9 +172,14 @@ async function addCase(event) {
   const visibility = form.elements["case-visibility"].value;
   const weight = Number(form.elements["case-weight"].value || "1");
   const source = form.elements["case-source"].value;
+  const raises = form.elements["case-raises"].value.trim();
   try {
     let response;
-    if (source === "npz") {
+    if (source === "fields") {
+      const body = { name, visibility, weight, inputs: fieldInputs() };
+      if (raises) body.raises = raises;
+      response = await api(`${base()}/test-cases`, { method: "POST", body, token: token() });
+    } else if (source === "npz") {
       const file = form.elements["case-file"].files[0];
       if (!file) throw new Error("Choose a .npz file first.");
       const data = new FormData();
@@ -182,6 +187,7 @@ async function addCase(event) {
       data.append("name", name);
       data.append("visibility", visibility);
       data.append("weight", String(weight));
+      if (raises) data.append("raises", raises);
       response = await api(`${base()}/test-cases`, { method: "POST", form: data, token: token() });
     } else {
       let parsed;
@@ -192,6 +198,7 @@ async function addCase(event) {
       }
       const body = parsed && typeof parsed === "object" && "inputs" in parsed ? { ...parsed } : { inputs: parsed };
       Object.assign(body, { name, visibility, weight });
+      if (raises) body.raises = raises;
       response = await api(`${base()}/test-cases`, { method: "POST", body, token: token() });
     }
     const warnings = response.data && response.data.warnings;
@@ -203,21 +210,107 @@ async function addCase(event) {
   }
 }
 
+const detailOf = (id) => {
+  const p = problems.find((x) => x.id === id);
+  return p && p.detail;
+};
+
+function paramLabel(param) {
+  if (param.kind === "int") return `${param.name}: an integer from ${param.minimum} to ${param.maximum}`;
+  const what = param.dtype === "bool" ? "true/false" : "numbers";
+  return `${param.name}: nested lists of ${what}, shape (${param.shape.join(", ")})`;
+}
+
+/** One field per parameter of the current problem, generated from its signature. */
+function renderParamFields() {
+  const box = document.getElementById("param-fields");
+  if (!box) return;
+  clear(box);
+  const detail = detailOf(currentProblem);
+  if (!detail) {
+    box.append(h("p", { class: "help" }, "Loading the problem's parameters…"));
+    api(`/api/problems/${encodeURIComponent(currentProblem)}`)
+      .then(({ data }) => {
+        problems.find((x) => x.id === data.id).detail = data;
+        renderParamFields();
+      })
+      .catch(() => {});
+    return;
+  }
+  for (const param of detail.params) {
+    const id = `param-${param.name}`;
+    const input =
+      param.kind === "int"
+        ? h("input", { id, type: "number", min: String(param.minimum), max: String(param.maximum), step: "1" })
+        : h("textarea", { id, rows: "3", spellcheck: "false", placeholder: param.dtype === "bool" ? "[[true, false], [false, true]]" : "[[0.5, -1.25], [2.0, 0.0]]" });
+    box.append(
+      h(
+        "div",
+        { class: "field", "data-param": param.name },
+        h("label", { for: id }, paramLabel(param)),
+        input,
+        param.optional
+          ? h(
+              "label",
+              { class: "inline" },
+              h("input", { type: "checkbox", id: `${id}-none`, onchange: (e) => (input.disabled = e.target.checked) }),
+              ` no value (${param.name}=None)`,
+            )
+          : null,
+      ),
+    );
+  }
+}
+
+function fieldInputs() {
+  const inputs = {};
+  for (const param of detailOf(currentProblem).params) {
+    const id = `param-${param.name}`;
+    const none = document.getElementById(`${id}-none`);
+    if (none && none.checked) {
+      inputs[param.name] = null;
+      continue;
+    }
+    const text = document.getElementById(id).value.trim();
+    if (!text) throw new Error(`${param.name}: give a value${param.optional ? " or tick “no value”" : ""}.`);
+    if (param.kind === "int") {
+      inputs[param.name] = Number(text);
+      continue;
+    }
+    try {
+      inputs[param.name] = JSON.parse(text);
+    } catch (err) {
+      throw new Error(`${param.name}: not JSON nested lists (${err.message}).`);
+    }
+  }
+  return inputs;
+}
+
 function fillExample() {
-  const p = problems.find((x) => x.id === currentProblem);
-  const ex = p && p.detail && p.detail.examples[0];
+  const ex = detailOf(currentProblem) && detailOf(currentProblem).examples[0];
   const area = document.getElementById("case-json");
   // One input per line: readable, and short enough to edit by hand.
   area.value = ex
     ? `{"inputs": {\n${Object.entries(ex.inputs).map(([k, v]) => `  ${JSON.stringify(k)}: ${JSON.stringify(v)}`).join(",\n")}\n}}`
     : '{"inputs": {}}';
+  for (const [name, value] of Object.entries(ex ? ex.inputs : {})) {
+    const field = document.getElementById(`param-${name}`);
+    const none = document.getElementById(`param-${name}-none`);
+    if (none) none.checked = value === null;
+    if (field) {
+      field.disabled = value === null;
+      field.value = value === null ? "" : JSON.stringify(value);
+    }
+  }
   area.focus();
 }
 
 function sourceChanged() {
-  const npz = document.querySelector('input[name="case-source"]:checked').value === "npz";
-  document.getElementById("json-fields").hidden = npz;
-  document.getElementById("npz-fields").hidden = !npz;
+  const source = document.querySelector('input[name="case-source"]:checked').value;
+  document.getElementById("json-fields").hidden = source !== "json";
+  document.getElementById("npz-fields").hidden = source !== "npz";
+  document.getElementById("form-fields").hidden = source !== "fields";
+  if (source === "fields") renderParamFields();
 }
 
 // ---------------------------------------------------------------- reports
@@ -409,28 +502,37 @@ function addSection() {
           h("select", { id: "case-visibility", name: "case-visibility" }, h("option", { value: "hidden" }, "hidden"), h("option", { value: "public" }, "public")),
         ),
         h("div", { class: "field" }, h("label", { for: "case-weight" }, "Weight"), h("input", { id: "case-weight", name: "case-weight", type: "number", min: "0", step: "any", value: "1" })),
+        h(
+          "div",
+          { class: "field" },
+          h("label", { for: "case-raises" }, "Must raise (optional)"),
+          h("input", { id: "case-raises", name: "case-raises", placeholder: "e.g. ValueError", "aria-describedby": "raises-help" }),
+        ),
       ),
+      h("p", { id: "raises-help", class: "help" }, "Name an exception type when the function must raise it on these inputs (the reference must raise it too); leave empty when it returns an output."),
       h(
         "fieldset",
         { class: "source" },
         h("legend", {}, "Inputs from"),
         h("label", {}, h("input", { type: "radio", name: "case-source", value: "json", checked: true, onchange: sourceChanged }), " pasted JSON"),
         h("label", {}, h("input", { type: "radio", name: "case-source", value: "npz", onchange: sourceChanged }), " an .npz file"),
+        h("label", {}, h("input", { type: "radio", name: "case-source", value: "fields", onchange: sourceChanged }), " a field per parameter"),
       ),
       h(
         "div",
         { id: "json-fields" },
-        h("label", { for: "case-json" }, 'JSON: {"inputs": {"Q": [[[...]]], ..., "num_heads": 2}, "expected": optional}'),
+        h("label", { for: "case-json" }, 'JSON: {"inputs": {"<parameter>": value, ...}, "expected": optional}'),
         h("textarea", { id: "case-json", name: "case-json", rows: "8", spellcheck: "false", "aria-describedby": "json-help" }),
-        h("p", { id: "json-help", class: "help" }, "Arrays as nested lists of floats. The expected output is computed by the reference; give one only to check it."),
+        h("p", { id: "json-help", class: "help" }, "Arrays as nested lists (of numbers, or of true/false for a mask); null for an optional parameter without a value. The expected output is computed by the reference; give one only to check it (an object with one array per name when the function returns several)."),
         h("button", { type: "button", class: "button subtle", onclick: fillExample }, "Fill with the first public example"),
       ),
       h(
         "div",
         { id: "npz-fields", hidden: true },
-        h("label", { for: "case-file" }, ".npz file with one array per input (and num_heads)"),
+        h("label", { for: "case-file" }, ".npz file with one array per input (integers as 0-d arrays; leave out an optional one for None)"),
         h("input", { id: "case-file", name: "case-file", type: "file", accept: ".npz" }),
       ),
+      h("div", { id: "form-fields", hidden: true }, h("div", { id: "param-fields" }), h("button", { type: "button", class: "button subtle", onclick: fillExample }, "Fill with the first public example")),
       h("div", { class: "actions" }, h("button", { type: "submit", class: "button primary", id: "add-case" }, "Add case")),
       h("p", { id: "add-status", class: "message", role: "status" }),
     ),
@@ -469,6 +571,7 @@ async function main() {
           id: "problem-select",
           onchange: (e) => {
             currentProblem = e.target.value;
+            renderParamFields();
             refreshAll();
           },
         },

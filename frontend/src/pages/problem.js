@@ -69,12 +69,21 @@ function statementColumn(p) {
           h("summary", {}, ex.name),
           h("h3", { class: "sub" }, "Inputs"),
           Object.entries(ex.inputs).map(([name, value]) => [h("p", { class: "input-name" }, h("code", {}, name)), h("pre", { class: "value", tabindex: "0" }, formatValue(value))]),
-          h("h3", { class: "sub" }, "Expected output"),
-          h("pre", { class: "value", tabindex: "0" }, formatValue(ex.output)),
+          expectedBlock(p, ex),
         ),
       ),
     ),
   );
+}
+
+/** An example's expected result: one output, each named output, or the exception it must raise. */
+function expectedBlock(p, ex) {
+  if (ex.raises) return [h("h3", { class: "sub" }, "Expected"), h("p", { class: "raises" }, "raises ", h("code", {}, ex.raises))];
+  if (!p.multiple_outputs) return [h("h3", { class: "sub" }, "Expected output"), h("pre", { class: "value", tabindex: "0" }, formatValue(ex.output))];
+  return [
+    h("h3", { class: "sub" }, "Expected outputs (a tuple)"),
+    p.outputs.map((o) => [h("p", { class: "input-name" }, h("code", {}, o.name)), h("pre", { class: "value", tabindex: "0", "data-output": o.name }, formatValue(ex.output[o.name]))]),
+  ];
 }
 
 function workspaceColumn() {

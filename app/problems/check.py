@@ -1,0 +1,231 @@
+"""``python -m app problems check``: everything an author needs to know about a problem folder.
+
+It loads the folder (the same loader as start-up, so the same messages), runs the reference on
+every case, example and probe, checks that every fault flag changes some output, prints the
+diagnosability table, grades the reference and every single-fault model through the real
+sandbox, and renders the statement's math. Each defect names its file and field; any defect
+makes the check fail.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import shutil
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from app.core.config import REPO_ROOT
+from app.grading.pipeline import grade_submission
+from app.problems.cases import Inputs
+from app.problems.loader import Problem, ProblemLoadError, load_problem
+from app.problems.solutions import single_fault_source
+from app.reports.diagnosability import build_report, label
+from sandbox.protocol import Sandbox
+
+MATH_SCRIPT = REPO_ROOT / "frontend" / "check-math.mjs"
+
+
+@dataclass(frozen=True)
+class Defect:
+    path: Path
+    field: str | None
+    message: str
+
+    def __str__(self) -> str:
+        return (
+            f"{self.path}: {self.field}: {self.message}"
+            if self.field
+            else f"{self.path}: {self.message}"
+        )
+
+
+@dataclass
+class CheckResult:
+    directory: Path
+    defects: list[Defect] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what was checked, for the author
+
+    @property
+    def ok(self) -> bool:
+        return not self.defects
+
+
+def check_folder(
+    directory: Path, sandbox: Sandbox | None, say: Callable[[str], None] = print
+) -> CheckResult:
+    """Check one folder; ``sandbox`` None skips the graded runs. ``say`` gets each line of the
+    report as it is made (the sandbox runs take a while)."""
+    result = CheckResult(directory)
+
+    def note(line: str) -> None:
+        result.notes.append(line)
+        say(line)
+
+    def defect(path: Path, where: str | None, message: str) -> None:
+        found = Defect(path, where, message)
+        result.defects.append(found)
+        say(f"DEFECT {found}")
+
+    _check_math(directory, note, defect)
+    try:
+        problem = load_problem(directory)
+    except ProblemLoadError as exc:
+        result.defects.append(Defect(exc.path, None, str(exc).removeprefix(f"{exc.path}: ")))
+        say(f"DEFECT {exc}")
+        return result
+    probes = problem.diagnostics.probes if problem.diagnostics else ()
+    note(
+        f"{problem.id}: loaded; the reference ran on {len(problem.examples)} examples, "
+        f"{len(problem.hidden)} hidden cases and {len(probes)} probes"
+    )
+    if problem.diagnostics is None:
+        note("no faults.toml: wrong answers are graded but not diagnosed")
+    else:
+        _check_flags(problem, note, defect)
+        _diagnosability(problem, note, defect)
+    if sandbox is not None:
+        _grade_models(problem, sandbox, note, defect)
+    return result
+
+
+Note = Callable[[str], None]
+Report = Callable[[Path, str | None, str], None]
+
+
+def _check_math(directory: Path, note: Note, defect: Report) -> None:
+    statement = directory / "statement.md"
+    node = shutil.which("node")
+    if not statement.is_file():
+        return  # the loader reports the missing file
+    if node is None or not (REPO_ROOT / "frontend" / "node_modules" / "katex").is_dir():
+        note("statement math NOT checked: needs node and the front end's packages (make frontend)")
+        return
+    run = subprocess.run(
+        [node, str(MATH_SCRIPT)],
+        input=statement.read_text(encoding="utf-8"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    if run.returncode != 0:
+        defect(statement, None, f"could not be rendered: {run.stderr.strip()[-500:]}")
+        return
+    errors = [html.unescape(json.loads(line)) for line in run.stdout.splitlines() if line]
+    for error in errors:
+        defect(statement, "math", error)
+    if not errors:
+        note("statement: every formula parses")
+
+
+def _check_flags(problem: Problem, note: Note, defect: Report) -> None:
+    """Every flag must change the output of some case or probe: otherwise the grader could never
+    tell that mistake from a correct answer."""
+    assert problem.diagnostics is not None
+    model = problem.diagnostics.error_model
+    inputs = [c.inputs for c in problem.examples + problem.hidden if c.raises is None]
+    inputs += [p.inputs for p in problem.diagnostics.probes]
+    correct = [problem.evaluate(i) for i in inputs]
+    for code in model.faults:
+        for flag in model.flags(code):
+            if not any(
+                _differs(problem, i, flag, want) for i, want in zip(inputs, correct, strict=True)
+            ):
+                defect(
+                    problem.directory / "faults.toml",
+                    f"faults.{code}",
+                    f"the flag {flag!r} changes no output of any case or probe",
+                )
+    note(f"every one of {len(model.all_flags())} fault flags was checked on every input")
+
+
+def _differs(problem: Problem, inputs: Inputs, flag: str, want: tuple[np.ndarray, ...]) -> bool:
+    try:
+        with np.errstate(all="ignore"):
+            got = problem.evaluate(inputs, frozenset({flag}))
+    except Exception:
+        return True
+    return any(
+        g.shape != w.shape or not np.allclose(g, w, equal_nan=True, rtol=1e-12, atol=0)
+        for g, w in zip(got, want, strict=True)
+    )
+
+
+def _diagnosability(problem: Problem, note: Note, defect: Report) -> None:
+    assert problem.diagnostics is not None
+    model = problem.diagnostics.error_model
+    cases = problem.examples + problem.hidden
+    report = build_report(problem, 1, cases, model.diagnosis.max_faults)
+    note(
+        f"diagnosability: {report.combinations} fault combinations, {report.cases} cases, "
+        f"{report.fault_probes} fault probes"
+    )
+    note(f"  {'fault':<28} {'caught by':>9}  told apart by cases / with probes")
+    for row in report.faults:
+        by_cases = "yes" if row.told_apart_by_cases else "no"
+        with_probes = "yes" if row.told_apart_with_probes else "no"
+        note(f"  {row.code:<28} {row.caught_by:>9}  {by_cases:>5} / {with_probes}")
+        if not row.caught:
+            defect(
+                problem.directory / "cases.py",
+                "hidden_cases()",
+                f"no case fails a function with only the mistake {row.code!r}: it would be "
+                f"accepted",
+            )
+        if not row.told_apart_with_probes:
+            defect(
+                problem.directory / "probes.py",
+                "probes()",
+                f"the probes cannot tell {row.code!r} from another combination of mistakes",
+            )
+    pairs = [g for g in report.confusable_with_probes if all(s.count("+") <= 1 for s in g)]
+    note(
+        f"  pairs told apart: {report.pairs.told_apart_with_probes} of {report.pairs.total} "
+        f"with the probes ({report.pairs.told_apart_by_cases} by the cases alone)"
+    )
+    for group in pairs:
+        note(f"  the probes cannot tell apart: {' | '.join(group)}")
+    if report.missed:
+        note(f"  combinations no case fails: {', '.join(report.missed[:10])}")
+
+
+def _grade_models(problem: Problem, sandbox: Sandbox, note: Note, defect: Report) -> None:
+    """The reference, then each fault flag on its own, graded exactly as a submission is."""
+    source = (problem.directory / "reference.py").read_text(encoding="utf-8")
+    report = grade_submission(problem, source, sandbox)
+    note(f"sandbox: the reference is {report.verdict.value}")
+    if report.verdict.value != "accepted":
+        failing = "; ".join(f"{t.name}: {t.message}" for t in report.tests if t.status != "passed")
+        defect(
+            problem.directory / "reference.py",
+            problem.spec.function_name,
+            f"graded in the sandbox as {report.verdict.value}: {report.error or failing}",
+        )
+    if problem.diagnostics is None:
+        return
+    model = problem.diagnostics.error_model
+    name = problem.spec.function_name
+    for code in model.faults:
+        for flag in model.flags(code):
+            graded = grade_submission(problem, single_fault_source(source, name, flag), sandbox)
+            codes = sorted({d.code for d in graded.diagnoses})
+            named = ", ".join(codes) or "-"
+            note(f"sandbox: {flag:<28} {graded.verdict.value:<14} diagnosed {named}")
+            if graded.verdict.value == "accepted":
+                defect(
+                    problem.directory / "cases.py",
+                    "hidden_cases()",
+                    f"a function with only the mistake {flag!r} is accepted",
+                )
+            elif codes != [code]:
+                defect(
+                    problem.directory / "faults.toml",
+                    f"faults.{code}",
+                    f"a function with only the mistake {flag!r} is diagnosed as "
+                    f"{label(frozenset(codes))}, not {code!r}",
+                )

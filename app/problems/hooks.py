@@ -1,0 +1,60 @@
+"""What a problem folder's ``cases.py`` may define besides its cases, and their defaults.
+
+- ``check_case(inputs, dims)``: raise ``CaseError`` for a case the signature allows but the
+  problem does not (``d_model % num_heads != 0``, a mask of the wrong shape...).
+- ``case_warnings(inputs, dims)``: the problem's own warnings for instructor cases that are valid
+  but weak for diagnosis (a single head, a saturated softmax...), as ``CaseWarning`` objects. A
+  warning's ``about`` lists the dimensions it covers, so the generic ``unit-dimension`` warning
+  is not given again for them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from pydantic import BaseModel, Field
+
+from app.problems.cases import CaseError, Inputs, Visibility
+from sandbox.runner import HIDDEN_EXCEPTION_NAMES
+
+
+class CaseWarning(BaseModel):
+    code: str
+    message: str
+    # Dimensions this warning speaks for: never serialized, only read while warnings are made.
+    about: tuple[str, ...] = Field(default=(), exclude=True)
+
+
+CaseCheck = Callable[[Inputs, dict[str, int]], None]
+WarningHook = Callable[[Inputs, dict[str, int]], list[CaseWarning]]
+
+
+def no_check(inputs: Inputs, dims: dict[str, int]) -> None:
+    return None
+
+
+def no_warnings(inputs: Inputs, dims: dict[str, int]) -> list[CaseWarning]:
+    return []
+
+
+def exception_name(exc: BaseException) -> str:
+    """An exception's type as the sandbox runner reports it: the bare name for built-in types
+    (``ValueError``), ``module.QualName`` for the others."""
+    cls = type(exc)
+    return cls.__name__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
+
+
+def check_hidden_raises(raises: str | None, visibility: Visibility) -> None:
+    """A hidden case can require only an exception type the sandbox names for hidden cases
+    (``HIDDEN_EXCEPTION_NAMES``): every other type is reported there as ``Exception``, so
+    requiring it (or ``Exception`` itself, which then means "some other type") could not be
+    judged."""
+    if raises is None or visibility != "hidden":
+        return
+    if raises == "Exception" or raises not in HIDDEN_EXCEPTION_NAMES:
+        allowed = ", ".join(sorted(HIDDEN_EXCEPTION_NAMES - {"Exception"}))
+        raise CaseError(
+            "raises",
+            f"a hidden case can require only one of {allowed}: the sandbox does not name "
+            f"{raises} for a hidden case",
+        )

@@ -1,0 +1,116 @@
+"""The page on a problem with the general contract (tests/problems/fixtures/contract-demo, served
+from GRADER_PROBLEM_DIRS): named outputs in the examples, a result and a heat map per output,
+and the instructor form generated from the parameters (a boolean mask, None, an int)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from tests.problems.test_contract_demo import CORRECT, FIXTURES
+from tests.web.conftest import Server, browsing, serving
+from tests.web.helpers import axe_violations, set_code, shot
+from tests.web.test_instructor import _instructor_token
+
+pytestmark = pytest.mark.timeout(300)
+
+
+@pytest.fixture(scope="module")
+def demo_server(web_assets: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    root = tmp_path_factory.mktemp("demo-server")
+    with serving(root, GRADER_PROBLEM_DIRS=str(FIXTURES)) as running:
+        yield running
+
+
+@pytest.fixture
+def demo_page(browser: Browser, demo_server: Server) -> Iterator[Page]:
+    with browsing(browser, demo_server.url) as page:
+        assert isinstance(page, Page)
+        yield page
+
+
+def test_examples_show_each_output_and_the_expected_error(demo_page: Page) -> None:
+    page = demo_page
+    page.goto("/problems/contract-demo")
+    page.locator(".cm-content").wait_for()
+    expect(page.locator("#problem-title")).to_have_text("Masked attention weights (contract demo)")
+    page.get_by_text("masked", exact=True).click()
+    masked = page.locator("details.example").first
+    expect(masked.locator('pre[data-output="output"]')).to_contain_text("shape (3, 2)")
+    expect(masked.locator('pre[data-output="weights"]')).to_contain_text("shape (3, 4)")
+    blocked = page.locator("details.example", has_text="blocked-row")
+    blocked.locator("summary").click()
+    expect(blocked.locator(".raises")).to_have_text("raises ValueError")
+
+
+def test_a_wrong_mask_shows_a_result_and_a_heat_map_per_output(demo_page: Page) -> None:
+    page = demo_page
+    page.goto("/problems/contract-demo")
+    page.locator(".cm-content").wait_for()
+    set_code(page, CORRECT.replace("np.where(mask, scores", "np.where(~mask, scores"))
+    page.get_by_role("button", name="Submit").click()
+    page.locator('#verdict[data-verdict="wrong_answer"]').wait_for(timeout=90_000)
+    expect(page.locator('.diagnosis[data-code="mask-inverted"]')).to_be_visible()
+    row = page.locator('tr[data-case="masked"]')
+    expect(row.locator('li[data-output="output"]')).to_have_attribute("data-status", "failed")
+    expect(row.locator('li[data-output="weights"]')).to_contain_text("largest error")
+    for output in ("output", "weights"):
+        expect(
+            page.locator(f'figure[data-picture="heatmap"][data-output="{output}"]')
+        ).to_be_visible()
+    expect(page.locator('tr[data-case="blocked-row"]')).to_contain_text("must raise ValueError")
+    shot(page, "contract-demo-result", full_page=True)
+    assert axe_violations(page) == []
+
+
+def test_the_instructor_form_is_generated_from_the_parameters(
+    demo_page: Page, demo_server: Server
+) -> None:
+    page = demo_page
+    token = _instructor_token(demo_server)
+    page.goto("/instructor")
+    page.get_by_label("Instructor token").fill(token)
+    page.get_by_role("button", name="Use token").click()
+    page.locator("#problem-select").select_option("contract-demo")
+    page.get_by_label("a field per parameter").check()
+    mask = page.get_by_label("mask: nested lists of true/false, shape (n_q, n_k)")
+    expect(mask).to_be_visible()
+    expect(page.get_by_label("temperature: an integer from 1 to 8")).to_have_attribute("max", "8")
+
+    # A case without a mask: the optional parameter is None.
+    page.get_by_label("Name").fill("form-plain")
+    page.get_by_role("button", name="Fill with the first public example").click()
+    page.get_by_label("no value (mask=None)").check()
+    expect(mask).to_be_disabled()
+    page.get_by_role("button", name="Add case").click()
+    expect(page.locator("#add-status")).to_contain_text("Added form-plain")
+    expect(page.locator('#cases-table tr[data-case="form-plain"]')).to_be_visible()
+
+    # A case that must raise: a query with every key blocked.
+    page.get_by_label("Name").fill("form-blocked")
+    page.get_by_label("no value (mask=None)").uncheck()
+    page.get_by_label("Q: nested lists of numbers").fill(
+        json.dumps([[0.1, 0.2, 0.3, 0.4, 0.5]] * 2)
+    )
+    page.get_by_label("K: nested lists of numbers").fill(
+        json.dumps([[0.5, 0.4, 0.3, 0.2, 0.1]] * 3)
+    )
+    page.get_by_label("V: nested lists of numbers").fill(json.dumps([[1.0, 2.0]] * 3))
+    page.get_by_label("temperature: an integer").fill("2")
+    mask.fill(json.dumps([[True, False, True], [False, False, False]]))
+    page.get_by_label("Must raise (optional)").fill("ValueError")
+    page.get_by_role("button", name="Add case").click()
+    expect(page.locator("#add-status")).to_contain_text("Added form-blocked")
+
+    # A field error names the field.
+    page.get_by_label("Name").fill("form-bad")
+    page.get_by_label("Must raise (optional)").fill("")
+    mask.fill(json.dumps([[1, 0, 1], [0, 1, 1]]))
+    page.get_by_role("button", name="Add case").click()
+    expect(page.locator("#add-status")).to_contain_text("inputs.mask")
+    shot(page, "contract-demo-instructor-form", full_page=True)
+    assert axe_violations(page) == []
