@@ -18,13 +18,10 @@ import pytest
 from fastapi.testclient import TestClient
 from pydantic import ValidationError
 
-from app.core.config import Settings
-from app.main import create_app
 from app.problems.cases import CaseError, bind_dims, broadcastable, output_shapes
 from app.problems.spec import ProblemSpec
-from tests.conftest import PROBLEMS_DIR
 from tests.instructors.conftest import Tokens, add_tokens, bearer, error_of
-from tests.support.api import wait_done
+from tests.problems.test_contract_demo import grade_at, serving_folder
 
 FIXTURES = Path(__file__).parent / "fixtures-variadic"
 DEMO = "variadic-demo"
@@ -139,15 +136,7 @@ def test_broadcastable_allows_ones_and_fewer_axes_but_never_growth():
 
 @pytest.fixture
 def api(tmp_path: Path) -> Iterator[TestClient]:
-    settings = Settings(
-        data_dir=tmp_path / "data",
-        problems_dir=PROBLEMS_DIR,
-        problem_dirs=str(FIXTURES),
-        workers=1,
-        rate_limit=10_000,
-        poll_seconds=0.05,
-    )
-    with TestClient(create_app(settings)) as client:
+    with serving_folder(tmp_path, FIXTURES) as client:
         yield client
 
 
@@ -157,9 +146,7 @@ def tokens(api: TestClient) -> Tokens:
 
 
 def grade(api: TestClient, code: str) -> dict[str, Any]:
-    response = api.post(f"{URL}/submissions", params={"wait": 30}, json={"code": code})
-    assert response.status_code in (200, 202), response.text
-    return wait_done(api, response.json()["id"])
+    return grade_at(api, URL, code)
 
 
 def test_the_problem_json_shows_the_groups(api: TestClient):

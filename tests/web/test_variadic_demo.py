@@ -6,39 +6,22 @@ whose groups disagree, naming the field."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from pathlib import Path
 
 import numpy as np
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Page, expect
 
-from tests.problems.test_variadic_demo import FIXTURES
-from tests.web.conftest import Server, browsing, serving
+from tests.web.conftest import Server
 from tests.web.helpers import axe_violations, shot
-from tests.web.test_instructor import _instructor_token
+from tests.web.test_contract_demo import open_field_form
 
 pytestmark = pytest.mark.timeout(300)
 
 
-@pytest.fixture(scope="module")
-def variadic_server(web_assets: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    root = tmp_path_factory.mktemp("variadic-server")
-    with serving(root, GRADER_PROBLEM_DIRS=str(FIXTURES)) as running:
-        yield running
-
-
-@pytest.fixture
-def variadic_page(browser: Browser, variadic_server: Server) -> Iterator[Page]:
-    with browsing(browser, variadic_server.url) as page:
-        assert isinstance(page, Page)
-        yield page
-
-
 def test_the_statement_shows_each_declared_shape_and_explains_the_groups(
-    variadic_page: Page,
+    fixtures_page: Page,
 ) -> None:
-    page = variadic_page
+    page = fixtures_page
     page.goto("/problems/variadic-demo")
     page.locator(".cm-content").wait_for()
     expect(page.locator('li[data-shape="q"]')).to_have_text("q (*lead, n_q, d)")
@@ -57,15 +40,10 @@ def test_the_statement_shows_each_declared_shape_and_explains_the_groups(
 
 
 def test_the_instructor_form_takes_leading_axes_and_names_a_mismatch(
-    variadic_page: Page, variadic_server: Server
+    fixtures_page: Page, fixtures_server: Server
 ) -> None:
-    page = variadic_page
-    token = _instructor_token(variadic_server)
-    page.goto("/instructor")
-    page.get_by_label("Instructor token").fill(token)
-    page.get_by_role("button", name="Use token").click()
-    page.locator("#problem-select").select_option("variadic-demo")
-    page.get_by_label("a field per parameter").check()
+    page = fixtures_page
+    open_field_form(page, fixtures_server, "variadic-demo")
     q = page.get_by_label("q: nested lists of numbers, shape (*lead, n_q, d); *lead: any number")
     k = page.get_by_label("k: nested lists of numbers, shape (*lead, n_k, d)")
     expect(q).to_be_visible()
