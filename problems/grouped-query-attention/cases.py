@@ -59,7 +59,7 @@ def hidden_cases(rng):
         ("groups-of-three", 2, 4, 12, 6, 2),
         ("three-groups", 2, 6, 12, 6, 3),
         ("groups-of-four", 1, 7, 16, 8, 2),
-        ("multi-query", 2, 5, 12, 4, 1),
+        ("multi-query-four-heads", 2, 5, 12, 4, 1),
         ("multi-query-wide", 1, 6, 16, 8, 1),
         ("plain-multi-head", 2, 4, 12, 3, 3),
         ("plain-multi-head-wide", 1, 5, 16, 4, 4),
