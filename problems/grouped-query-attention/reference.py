@@ -26,9 +26,7 @@ FAULTS = frozenset(
 )
 
 
-def grouped_query_attention(
-    x, W_q, W_k, W_v, W_o, num_heads, num_kv_heads, *, faults=frozenset()
-):
+def grouped_query_attention(x, W_q, W_k, W_v, W_o, num_heads, num_kv_heads, *, faults=frozenset()):
     unknown = set(faults) - FAULTS
     if unknown:
         raise ValueError(f"unknown fault flags {sorted(unknown)}")

@@ -4,7 +4,7 @@ import numpy as np
 
 
 def grouped_query_attention(x, W_q, W_k, W_v, W_o, num_heads, num_kv_heads):
-    batch, n, d_model = x.shape
+    d_model = x.shape[-1]
     d_k = d_model // num_heads
     q_all, k_all, v_all = x @ W_q, x @ W_k, x @ W_v
     heads = []
