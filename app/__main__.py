@@ -1,4 +1,4 @@
-"""Command line: ``python -m app serve``, ``worker``, ``tokens``, ``cases``, ``problems``."""
+"""Command line: ``python -m app serve|worker|tokens|cases|problems|config-docs``."""
 
 from __future__ import annotations
 
@@ -40,6 +40,19 @@ def _worker(args: argparse.Namespace) -> int:
     return 0
 
 
+def _config_docs(args: argparse.Namespace) -> int:
+    from app.core import configdoc
+
+    if args.check:
+        if configdoc.is_current():
+            return 0
+        print(f"{configdoc.DOC_PATH} is stale: run `python -m app config-docs`", file=sys.stderr)
+        return 1
+    configdoc.write()
+    print(f"wrote {configdoc.DOC_PATH}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m app", description="TensorJudge grader")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -54,6 +67,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--concurrency", type=int, default=None, help="default: GRADER_WORKERS (cores)"
     )
     worker.set_defaults(handler=_worker)
+    docs = commands.add_parser(
+        "config-docs", help="write docs/configuration.md from the settings class"
+    )
+    docs.add_argument("--check", action="store_true", help="exit 1 if the page is stale")
+    docs.set_defaults(handler=_config_docs)
     add_token_commands(commands)
     add_case_commands(commands)
     add_problem_commands(commands)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Annotated, Literal, Protocol
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from sandbox.verdicts import Verdict
 
@@ -40,7 +40,8 @@ class CaseArgs(BaseModel):
     name: str
     args: dict[str, ArgValue]
     # Its inputs must never reach what the student sees (a hidden case, a probe): output printed
-    # from this case on is never attributed to an earlier case or to import time.
+    # from this case on is never attributed to an earlier case or to import time, and the
+    # sandbox reports of it only what the host can word itself (no exception text).
     hidden: bool = False
 
 
@@ -52,8 +53,17 @@ class RunRequest(BaseModel):
     param_names: list[str]
     # None: the function returns one array. N: it returns a tuple of N arrays.
     outputs: int | None = Field(default=None, ge=1, le=16)
+    # Every public case before the first hidden one: what a public case prints is shown, and by
+    # then the process must not have seen a hidden input.
     cases: list[CaseArgs]
     limits: Limits = Limits()
+
+    @model_validator(mode="after")
+    def _public_cases_first(self) -> RunRequest:
+        hidden = [c.hidden for c in self.cases]
+        if hidden != sorted(hidden):
+            raise ValueError("a public case follows a hidden one: public cases must run first")
+        return self
 
 
 class CaseError(BaseModel):
@@ -72,6 +82,8 @@ class CaseOutcome(BaseModel):
     # Set when the call raised, or returned something that is not what the request asks for.
     error: CaseError | None = None
     mutated_inputs: list[str] = []
+    # From its inputs being laid to its result arriving, on the supervisor's clock (never the
+    # submission's own).
     seconds: float = 0.0
     # What the submission printed while this case ran (or after it, before the next one).
     # A hidden case's output must never be shown to the student.

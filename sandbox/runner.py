@@ -21,37 +21,42 @@ Framing (both directions, see ``write_frame`` and ``JobReader``): each frame is 
 (``J`` = UTF-8 JSON object, ``B`` = binary blob) followed by an 8-byte big-endian length and the
 payload.
 
-Job (stdin), in two sections. The cases before the first hidden one are *early*; that case and
-every case after it are *later*. The early section is ::
+Job (stdin): a header, then one section per case, in order::
 
-    J {"version": 2, "code": str, "function_name": str, "param_names": [str],
-       "cases": [{"args": [ARG, ...]}],                      (the early cases, in order)
-       "input_bytes": int,
-       "later": {"cases": int, "spec_bytes": int, "input_bytes": int},
+    J {"version": 3, "code": str, "function_name": str, "param_names": [str],
+       "cases": int, "public": int, "region_bytes": int,
        "limits": {"output_bytes": int, "output_kill_bytes": int, "result_bytes": int}}
-    B the early cases' input bytes (exactly ``input_bytes``)
 
-and, when ``later.cases`` > 0, the later section ::
+and, for each of the ``cases`` cases::
 
-    J {"cases": [{"args": [ARG, ...]}]}                      (exactly ``later.spec_bytes``)
-    B the later cases' input bytes (exactly ``later.input_bytes``)
+    J {"args": [ARG, ...]}
+    B that case's input bytes
 
 where ``ARG`` (one per parameter, in ``param_names`` order) is ``{"int": int}``, ``{"none":
 true}`` (the argument is None: an omitted optional parameter) or ``{"dtype": str, "shape":
 [int], "offset": int}``: a C-ordered array of a numeric or boolean dtype (``numpy.dtype.str``,
-e.g. ``"<f8"``, ``"|b1"``) whose raw bytes start at ``offset`` in its section's input bytes. The
-host aligns offsets to 64 bytes; every array argument of every case has bytes of its own. The
-header may hold ``"outputs": N``: the function then returns a tuple of N arrays, not one array.
+e.g. ``"<f8"``, ``"|b1"``) whose raw bytes start at ``offset`` in its case's input bytes. The
+host aligns offsets to 64 bytes; every array argument has bytes of its own. The first ``public``
+cases are public (their details may be shown to the student); every later one is hidden (a
+hidden case or a probe), and no public case follows a hidden one. ``region_bytes`` is the
+largest ``align(8 + len(args JSON)) + len(input bytes)`` over the cases: the size of the one
+shared input region. The header may hold ``"outputs": N``: the function then returns a tuple of
+N arrays, not one array.
 
 Results (stdout), in order:
 
-* ``{"type": "started"}`` once the early section is read and numpy imported (without it, the
-  sandbox itself failed);
+* ``{"type": "started"}`` once the header is read and numpy imported (without it, the sandbox
+  itself failed);
 * per case, a ``J`` frame ``{"type": "case", "index": int, "error": null | {"type", "message",
   "traceback"}, "mutated_inputs": [str], "seconds": float, "output": bool}``; when ``output`` is
   true a ``B`` frame with the output as a ``.npy`` file (format 1.0, C order) follows, or, when
   the job asks for ``outputs``, the frame also holds ``"parts": N`` and N such ``B`` frames
-  follow, one per array of the returned tuple;
+  follow, one per array of the returned tuple. For a hidden case ``error`` is only a category
+  (``type`` one of ``HIDDEN_ERROR_TYPES``: ``InvalidOutput``, or the name of one of a few
+  standard exception types, so that an expected-error case can be judged, else ``Exception``;
+  empty ``message`` and ``traceback``) and ``mutated_inputs`` only what the supervisor saw
+  change: the worker's own words never leave the sandbox. ``seconds`` is measured by the
+  supervisor, from handing the case its inputs to receiving its result;
 * or, instead of any case, ``{"type": "load_failed", "kind": "compile" | "runtime" | "memory",
   "error": {...}}`` when the submission cannot be imported or has no usable entry point;
 * always last, ``{"type": "end", "completed": bool, "worker_exit": int | null,
@@ -62,24 +67,22 @@ Results (stdout), in order:
   the text being cut at ``output_bytes``; ``phases``: the same kept text split by when it was
   printed: ``case: null`` while importing, else while that case ran or after it).
 
-Output attribution: before each case the worker flushes and sends ``case_start`` on its result
-pipe; before a *sync* case (every early case and the first later one) it then waits for the
-supervisor's one-byte acknowledgement. The supervisor first drains the capture pipes into the
-phase that is ending, then switches phase and acknowledges: whatever the submission prints once
-it holds a sync case's inputs is attributed to that case or a later one, never to an earlier
-(e.g. public) one. After the first later case every phase is hidden, so the round trip is
-skipped. The supervisor accepts a case's result only while that case is the current phase, so a
-result forged later (once hidden inputs exist) cannot replace an early case's.
+One case at a time: before each case the worker flushes and sends ``case_start`` on its result
+pipe, then waits for the supervisor's one-byte acknowledgement. The supervisor first drains the
+capture pipes into the phase that is ending, then switches phase, wipes the shared region of the
+previous case and lays exactly this case's arguments there (an 8-byte big-endian length, the
+case's ``{"args": ...}`` JSON, its input bytes from ``align(8 + length)``), and only then
+acknowledges. So whatever the submission prints once it holds a case's inputs is attributed to
+that case or a later one, never to an earlier (e.g. public) one, and at any call the worker's
+process holds the current case's inputs and no other case's. The supervisor accepts a case's
+result only while that case is the current phase, so a result forged later cannot replace an
+earlier case's.
 
-Hidden inputs: the worker runs the submission's module-level code and the public cases, whose
-printed output the student sees, so it must hold no byte of a later case's inputs until the
-first later case starts. The supervisor reads the early section, lays the early inputs in
-shared memory and creates (empty) the shared region for the later ones, then forks the worker;
-only then does it read the later section, into its own memory, which the worker cannot reach
-(the supervisor is not dumpable, and the worker holds neither its stdin nor its result stream).
-When the worker announces the first later case, the supervisor switches the phase, copies the
-later section (specs and inputs) into the shared region, and only then acknowledges. The early
-section is read with exact reads on the raw file descriptor, never through a read-ahead buffer.
+Where the inputs live: the supervisor reads the header, creates the (empty) shared region, then
+forks the worker; only then does it read the case sections, into its own memory, which the
+worker cannot reach (the supervisor is not dumpable, and the worker holds neither its stdin nor
+its result stream). The header is read with exact reads on the raw file descriptor, never
+through a read-ahead buffer, so no case's bytes are in the process when it forks.
 
 Warm start: the runner imports numpy and everything the worker uses BEFORE it reads the job, so
 a backend may start it ahead of demand (a warm pool) and send the job when one arrives. Each
@@ -159,7 +162,7 @@ def npy_header(descr: str, shape: tuple[int, ...]) -> bytes:
 
 class JobReader:
     """Reads the job with exact reads. On a real file descriptor it bypasses any read-ahead
-    buffer: bytes of the later section must stay in the kernel until the supervisor asks."""
+    buffer: the cases' bytes must stay in the kernel until the supervisor asks."""
 
     def __init__(self, inp: BinaryIO) -> None:
         self.inp = inp
@@ -188,58 +191,53 @@ class JobReader:
             raise FrameError(f"expected a {kind!r} frame of at most {max_len} bytes")
         return int(length)
 
-    def json(self, into: memoryview | None = None) -> dict[str, Any]:
-        """The next JSON frame, parsed; when ``into`` is given the payload fills it exactly."""
-        length = self.frame(JSON_KIND, MAX_JSON_FRAME)
-        if into is not None and length != len(into):
-            raise FrameError("a JSON frame of the job has the wrong length")
-        payload = into if into is not None else memoryview(bytearray(length))
-        self.readinto(payload)
-        return parse_json(payload.tobytes())
+    def json(self) -> dict[str, Any]:
+        """The next JSON frame, parsed."""
+        payload = bytearray(self.frame(JSON_KIND, MAX_JSON_FRAME))
+        self.readinto(memoryview(payload))
+        return parse_json(payload)
 
     def blob_into(self, buf: memoryview) -> None:
         if self.frame(BLOB_KIND, MAX_INPUT_BYTES) != len(buf):
             raise FrameError("an input blob of the job has the wrong length")
         self.readinto(buf)
 
+    def case(self) -> tuple[bytes, bytearray]:
+        """One case's section: its arguments' JSON (checked to be an object) and input bytes."""
+        spec = bytearray(self.frame(JSON_KIND, MAX_JSON_FRAME))
+        self.readinto(memoryview(spec))
+        parse_json(spec)
+        inputs = bytearray(self.frame(BLOB_KIND, MAX_INPUT_BYTES))
+        self.readinto(memoryview(inputs))
+        return bytes(spec), inputs
+
 
 def read_job(inp: BinaryIO) -> dict[str, Any]:
-    """The whole job, both sections, for tools and tests: ``{"header", "inputs", "later",
-    "later_inputs"}``. The runner itself reads the later section only after forking."""
+    """The whole job, for tools and tests: ``{"header", "cases": [(args JSON, input bytes)]}``.
+    The runner itself reads the cases only after forking."""
     reader = JobReader(inp)
     header = reader.json()
-    inputs = bytearray(int(header["input_bytes"]))
-    reader.blob_into(memoryview(inputs))
-    later = header["later"]
-    spec: dict[str, Any] = {"cases": []}
-    later_inputs = bytearray(int(later["input_bytes"]))
-    if int(later["cases"]):
-        spec = reader.json(memoryview(bytearray(int(later["spec_bytes"]))))
-        reader.blob_into(memoryview(later_inputs))
-    return {"header": header, "inputs": inputs, "later": spec, "later_inputs": later_inputs}
+    return {"header": header, "cases": [reader.case() for _ in range(int(header["cases"]))]}
 
 
 class _Slot:
-    """One array argument of one case: where its bytes lie in a shared input region."""
+    """One array argument of the current case: where its bytes lie in the shared region."""
 
-    __slots__ = ("dtype", "end", "name", "region", "shape", "start")
+    __slots__ = ("dtype", "end", "name", "shape", "start")
 
-    def __init__(
-        self, name: str, dtype: Any, shape: tuple[int, ...], region: int, start: int, end: int
-    ) -> None:
+    def __init__(self, name: str, dtype: Any, shape: tuple[int, ...], start: int, end: int) -> None:
         self.name = name
         self.dtype = dtype
         self.shape = shape
-        self.region = region  # 0: the early inputs, 1: the later section
         self.start = start
         self.end = end
 
 
 def parse_args(
-    spec: Any, param_names: list[str], region: int, base: int, size: int, np: Any
+    spec: Any, param_names: list[str], base: int, size: int, np: Any
 ) -> list[_Slot | int | None]:
-    """One case's arguments, checked against its region: ``base`` is where the section's input
-    bytes start in the region, ``size`` how many there are."""
+    """One case's arguments, checked against its input bytes: ``base`` is where they start in
+    the shared region, ``size`` how many there are."""
     if not isinstance(spec, dict) or not isinstance(spec.get("args"), list):
         raise FrameError("a case has no argument list")
     if len(spec["args"]) != len(param_names):
@@ -262,9 +260,29 @@ def parse_args(
             raise FrameError(f"input dtype {dtype} is not numeric")
         nbytes = _product(shape) * dtype.itemsize
         if any(d < 0 for d in shape) or offset < 0 or offset + nbytes > size:
-            raise FrameError("an input lies outside its section")
-        args.append(_Slot(pname, dtype, shape, region, base + offset, base + offset + nbytes))
+            raise FrameError("an input lies outside its case")
+        args.append(_Slot(pname, dtype, shape, base + offset, base + offset + nbytes))
     return args
+
+
+# A case's arguments in the shared region: their JSON's length, the JSON, then the input bytes.
+CASE_LENGTH = struct.Struct(">Q")
+
+
+def inputs_base(spec_bytes: int) -> int:
+    """Where a case's input bytes start in the shared region, after its arguments' JSON."""
+    return align(CASE_LENGTH.size + spec_bytes)
+
+
+class _Case:
+    """One case as the supervisor keeps it, out of the worker's reach until its turn."""
+
+    __slots__ = ("args", "inputs", "spec")
+
+    def __init__(self, spec: bytes, inputs: bytearray, args: list[_Slot | int | None]) -> None:
+        self.spec = spec
+        self.inputs = inputs
+        self.args = args
 
 
 # --------------------------------------------------------------------------- supervisor
@@ -285,36 +303,23 @@ class Supervisor:
         outputs = header.get("outputs")
         # None: one array per call; N: a tuple of N arrays.
         self.outputs: int | None = outputs if type(outputs) is int and 0 < outputs <= 16 else None
-        size = int(header["input_bytes"])
-        later = header["later"]
-        self.later_count = int(later["cases"])
-        self.later_spec_bytes = int(later["spec_bytes"])
-        self.later_input_bytes = int(later["input_bytes"])
-        self.later_base = align(self.later_spec_bytes)
-        if min(size, self.later_count, self.later_spec_bytes, self.later_input_bytes) < 0:
+        self.total = int(header["cases"])
+        self.public = int(header["public"])
+        region_bytes = int(header["region_bytes"])
+        if min(self.total, self.public, region_bytes) < 0:
             raise FrameError("negative sizes in the job header")
-        # Both regions exist before the fork, so they are shared; the later one stays zero until
-        # the first later case starts.
-        self.regions = [
-            mmap.mmap(-1, max(size, 1)),
-            mmap.mmap(-1, max(self.later_base + self.later_input_bytes, 1)),
-        ]
-        reader.blob_into(memoryview(self.regions[0])[:size])
-        # What the inputs must still be after each case (the worker can write the regions).
-        self.pristine: list[bytes | bytearray] = [self.regions[0][:size], b""]
-        self.cases: list[list[_Slot | int | None]] = [
-            parse_args(c, self.param_names, 0, 0, size, np) for c in header["cases"]
-        ]
-        self.early_count = len(self.cases)
-        self.total = self.early_count + self.later_count
-        self.later_filled = False
+        # Created before the fork, so it is shared; it holds one case at a time (``lay``).
+        self.region = mmap.mmap(-1, max(region_bytes, 1))
+        self.cases: list[_Case] = []  # read after the fork (``read_cases``)
+        self.laid = 0  # how many bytes of the region the current case's arguments use
+        self.case_started = 0.0  # time.monotonic() when the current case got its inputs
         # closefd=False: the forked worker inherits this object but must never close or reuse it.
         self.out = os.fdopen(os.dup(1), "wb", buffering=1 << 16, closefd=False)
         devnull = os.open(os.devnull, os.O_RDWR)
         os.dup2(devnull, 1)  # nothing printed by accident can reach the result stream
         if reader.fd is not None:
-            # The later section is still to be read: keep stdin on a descriptor the worker
-            # closes, and put /dev/null where the worker would look.
+            # The cases are still to be read: keep stdin on a descriptor the worker closes, and
+            # put /dev/null where the worker would look.
             reader.fd = os.dup(reader.fd)
         os.dup2(devnull, 0)
         os.close(devnull)
@@ -335,9 +340,6 @@ class Supervisor:
         self.buffer = bytearray()
         self.pending: dict[str, Any] | None = None
         self.dtypes: dict[str, str] = {}
-
-    def sync(self, index: int) -> bool:
-        return index <= self.early_count
 
     def run(self) -> None:
         _set_not_dumpable()
@@ -361,7 +363,7 @@ class Supervisor:
         for fd in (res_w, out_w, err_w, ack_r):
             os.close(fd)
         try:
-            self.read_later()
+            self.read_cases()
         except BaseException:
             _kill(pid)
             raise
@@ -377,31 +379,28 @@ class Supervisor:
         _, status, usage = os.wait4(pid, 0)
         self.finish(status, usage.ru_utime + usage.ru_stime)
 
-    def read_later(self) -> None:
-        """The later section, into the supervisor's own memory (the worker exists already)."""
-        if self.later_count:
-            content = bytearray(self.later_base + self.later_input_bytes)
-            # The specs keep their bytes: the worker reads the same JSON from the region.
-            spec = self.reader.json(memoryview(content)[: self.later_spec_bytes])
-            self.reader.blob_into(memoryview(content)[self.later_base :])
-            cases = spec.get("cases")
-            if not isinstance(cases, list) or len(cases) != self.later_count:
-                raise FrameError("the later section has the wrong number of cases")
-            for c in cases:
-                self.cases.append(
-                    parse_args(
-                        c, self.param_names, 1, self.later_base, self.later_input_bytes, self.np
-                    )
-                )
-            self.pristine[1] = content
+    def read_cases(self) -> None:
+        """Every case's section, into the supervisor's own memory (the worker exists already)."""
+        size = len(self.region)
+        for _ in range(self.total):
+            spec, inputs = self.reader.case()
+            base = inputs_base(len(spec))
+            if base + len(inputs) > size:
+                raise FrameError("a case does not fit the shared region")
+            args = parse_args(parse_json(spec), self.param_names, base, len(inputs), self.np)
+            self.cases.append(_Case(spec, inputs, args))
         if self.reader.fd is not None:
             os.close(self.reader.fd)
 
-    def fill_later(self) -> None:
-        """Lay the later cases' specs and inputs where the worker will find them."""
-        if self.later_count and not self.later_filled:
-            self.later_filled = True
-            self.regions[1][: len(self.pristine[1])] = self.pristine[1]
+    def lay(self, index: int) -> None:
+        """Wipe the previous case's arguments from the shared region and lay this case's."""
+        region, case = self.region, self.cases[index]
+        region[: self.laid] = bytes(self.laid)
+        base = inputs_base(len(case.spec))
+        region[: CASE_LENGTH.size] = CASE_LENGTH.pack(len(case.spec))
+        region[CASE_LENGTH.size : CASE_LENGTH.size + len(case.spec)] = case.spec
+        region[base : base + len(case.inputs)] = case.inputs
+        self.laid = base + len(case.inputs)
 
     def pump(self, pid: int, fds: dict[int, str]) -> None:
         pidfd = os.pidfd_open(pid)
@@ -523,8 +522,8 @@ class Supervisor:
     def start_phase(
         self, index: Any, pid: int, open_fds: dict[int, str], poller: select.poll
     ) -> None:
-        """Everything printed so far belongs to the phase that ends here; then let the worker
-        hand the next case its inputs (laying the later ones first when it is their turn)."""
+        """Everything printed so far belongs to the phase that ends here; then lay the next
+        case's inputs (and only those) and let the worker call it."""
         if type(index) is not int or index != self.current + 1 or index >= self.total:
             return
         for fd in list(self.capture_fds):
@@ -534,11 +533,10 @@ class Supervisor:
                     break
         self.phases.append((index, {"stdout": bytearray(), "stderr": bytearray()}))
         self.current = index
-        if index == self.early_count:
-            self.fill_later()
-        if self.sync(index):
-            with contextlib.suppress(OSError):
-                os.write(self.ack_fd, b"+")
+        self.lay(index)
+        self.case_started = time.monotonic()
+        with contextlib.suppress(OSError):
+            os.write(self.ack_fd, b"+")
 
     def emit_case(self, msg: dict[str, Any], data: bytes | None, pid: int) -> None:
         index = msg.get("index")
@@ -547,7 +545,7 @@ class Supervisor:
         if type(index) is not int or index != self.current or index in self.reported:
             return
         self.reported.add(index)
-        args = self.cases[index]
+        seconds = time.monotonic() - self.case_started
         error = _clean_error(msg.get("error")) if msg.get("error") is not None else None
         blobs: list[tuple[bytes, bytes]] | None = None
         if data is not None:
@@ -564,17 +562,21 @@ class Supervisor:
                 if self.result_total > self.result_cap:
                     self.overflow(pid)
                     return
+        mutated = self.mutated(self.cases[index])
         reported = msg.get("mutated_inputs")
-        mutated = self.mutated(args)
-        if isinstance(reported, list):
+        if index >= self.public:
+            # A hidden case: only categories and what the supervisor saw itself leave the
+            # sandbox; the worker's words (exception names, messages, tracebacks, the arguments
+            # it says it reshaped) are the submission's to choose and could spell out inputs.
+            error = _error_category(error)
+        elif isinstance(reported, list):
             mutated |= {n for n in reported if isinstance(n, str) and n in self.param_names}
-        seconds = msg.get("seconds")
         header = {
             "type": "case",
             "index": index,
             "error": error,
             "mutated_inputs": [p for p in self.param_names if p in mutated],
-            "seconds": float(seconds) if type(seconds) is float and 0 <= seconds < 1e9 else 0.0,
+            "seconds": seconds,
             "output": blobs is not None,
         }
         if blobs is not None and self.outputs is not None:
@@ -585,21 +587,20 @@ class Supervisor:
             self.out.write(npy_head)
             self.out.write(body)
 
-    def mutated(self, args: list[_Slot | int | None]) -> set[str]:
-        slots = [a for a in args if isinstance(a, _Slot)]
+    def mutated(self, case: _Case) -> set[str]:
+        """The arguments whose bytes in the shared region differ from the supervisor's copy."""
+        slots = [a for a in case.args if isinstance(a, _Slot)]
         if not slots:
             return set()
-        region = slots[0].region
-        live, pristine = self.regions[region], self.pristine[region]
+        live, pristine = self.region, case.inputs
+        base = inputs_base(len(case.spec))
         # One comparison over the case's bytes, then per argument only when something changed.
-        lo = min(s.start for s in slots)
-        hi = max(s.end for s in slots)
-        if all(s.region == region for s in slots) and live[lo:hi] == pristine[lo:hi]:
+        if live[base : base + len(pristine)] == pristine:
             return set()
         return {
             s.name
             for s in slots
-            if self.regions[s.region][s.start : s.end] != self.pristine[s.region][s.start : s.end]
+            if live[s.start : s.end] != pristine[s.start - base : s.end - base]
         }
 
     def output_blobs(self, meta: Any, data: bytes) -> list[tuple[bytes, bytes]]:
@@ -687,6 +688,41 @@ def _clean_error(err: Any) -> dict[str, str]:
     }
 
 
+# The exception types a hidden case's error may name, so that an expected-error case can be
+# judged outside the sandbox: a short fixed list of standard ones. Any other (a class the
+# submission defines is ``submission.Name``) is reported as ``Exception``. The name is still the
+# submission's to choose, but only among these, and the host never shows it.
+HIDDEN_EXCEPTION_NAMES = frozenset(
+    {
+        "ArithmeticError",
+        "AssertionError",
+        "Exception",
+        "FloatingPointError",
+        "IndexError",
+        "KeyError",
+        "LookupError",
+        "MemoryError",
+        "NotImplementedError",
+        "OverflowError",
+        "RuntimeError",
+        "TypeError",
+        "ValueError",
+        "ZeroDivisionError",
+        "numpy.linalg.LinAlgError",
+    }
+)
+# What a hidden case's error may say: one of these, nothing more (``InvalidOutput``: the result
+# was not what the job asks for).
+HIDDEN_ERROR_TYPES = HIDDEN_EXCEPTION_NAMES | {"InvalidOutput"}
+
+
+def _error_category(error: dict[str, str] | None) -> dict[str, str] | None:
+    if error is None:
+        return None
+    kind = error["type"] if error["type"] in HIDDEN_ERROR_TYPES else "Exception"
+    return {"type": kind, "message": "", "traceback": ""}
+
+
 def _kill(pid: int) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGKILL)
@@ -726,11 +762,8 @@ class _Worker:
     def __init__(self, sup: Supervisor, res_w: int, out_w: int, err_w: int, ack_r: int) -> None:
         self.np = sup.np
         self.ndarray = sup.np.ndarray
-        self.cases: list[list[_Slot | int | None]] = list(sup.cases)
-        self.regions = sup.regions
-        self.early_count = sup.early_count
+        self.region = sup.region
         self.total = sup.total
-        self.later = (sup.later_spec_bytes, sup.later_base, sup.later_input_bytes)
         self.param_names = list(sup.param_names)
         self.code = str(sup.job["code"])
         self.function_name = str(sup.job["function_name"])
@@ -758,7 +791,8 @@ class _Worker:
         self.parse_args = parse_args
         self.write_all = _write_all
         self.pack = FRAME_HEADER.pack
-        self.clock = time.perf_counter
+        self.unpack_length = CASE_LENGTH.unpack_from
+        self.inputs_base = inputs_base
         self.getpid = os.getpid
         self.exit = os._exit
         self.pid = os.getpid()
@@ -776,27 +810,22 @@ class _Worker:
         if fn is not None:
             for index in range(self.total):
                 self.start_case(index)
-                if index == self.early_count:
-                    self.load_later()
-                self.run_case(fn, index, self.cases[index])
+                self.run_case(fn, index, self.load_case())
             self.send_json({"type": "done"})
         for stream in (*self.streams, sys.stdout, sys.stderr):
             with contextlib.suppress(Exception):  # the submission may have replaced or closed it
                 stream.flush()
         self.exit(0)  # also ends threads the submission left running
 
-    def load_later(self) -> None:
-        """The later cases' arguments, laid by the supervisor once their first case started."""
-        spec_bytes, base, size = self.later
+    def load_case(self) -> list[_Slot | int | None]:
+        """The current case's arguments, as the supervisor laid them before acknowledging."""
         try:
-            spec = self.loads(self.regions[1][:spec_bytes])
-            self.cases += [
-                self.parse_args(c, self.param_names, 1, base, size, self.np) for c in spec["cases"]
-            ]
+            (length,) = self.unpack_length(self.region)
+            base = self.inputs_base(length)
+            spec = self.loads(self.region[CASE_LENGTH.size : CASE_LENGTH.size + length])
+            return self.parse_args(spec, self.param_names, base, len(self.region) - base, self.np)
         except Exception:
             self.exit(72)  # the submission scribbled over them
-        if len(self.cases) != self.total:
-            self.exit(72)
 
     def load(self) -> Callable[..., Any] | None:
         import types
@@ -854,14 +883,12 @@ class _Worker:
         return fn  # type: ignore[no-any-return]
 
     def start_case(self, index: int) -> None:
-        """Attribute what was printed so far to the previous phase before this case's inputs
-        exist in the submission's reach (see the module docstring)."""
+        """Attribute what was printed so far to the previous phase, and wait while the
+        supervisor swaps the previous case's inputs for this one's (see the module docstring)."""
         for stream in (*self.streams, sys.stdout, sys.stderr):
             with contextlib.suppress(Exception):  # the submission may have replaced or closed it
                 stream.flush()
         self.send_json({"type": "case_start", "index": index})
-        if index > self.early_count:
-            return
         try:
             acknowledged = self.read(self.ack_r, 1) == b"+"
         except OSError:
@@ -882,23 +909,16 @@ class _Worker:
         for arg in args:
             if isinstance(arg, _Slot):
                 values.append(
-                    self.ndarray(
-                        arg.shape,
-                        dtype=arg.dtype,
-                        buffer=self.regions[arg.region],
-                        offset=arg.start,
-                    )
+                    self.ndarray(arg.shape, dtype=arg.dtype, buffer=self.region, offset=arg.start)
                 )
             else:
                 values.append(arg)
         error: dict[str, str] | None = None
         result: Any = None
-        start = self.clock()
         try:
             result = fn(*values)
         except BaseException as exc:
             error = _describe(exc)
-        seconds = self.clock() - start
         self.forked_copy_exits()
         mutated = [
             a.name
@@ -910,7 +930,6 @@ class _Worker:
             "index": index,
             "error": error,
             "mutated_inputs": mutated,
-            "seconds": seconds,
             "output": None,
         }
         data = None
@@ -1006,10 +1025,10 @@ def _describe(exc: BaseException) -> dict[str, str]:
 def run_job(inp: BinaryIO) -> None:
     """Read one job from ``inp`` and run it, writing the result stream to fd 1 (what every
     backend, the fork server's zygote included, calls once the sandbox is set up). Only the
-    early section is read before the worker exists (see the module docstring)."""
+    header is read before the worker exists (see the module docstring)."""
     reader = JobReader(inp)
     header = reader.json()
-    if header.get("version") != 2:
+    if header.get("version") != 3:
         raise FrameError(f"unsupported job version {header.get('version')!r}")
     Supervisor(header, reader).run()
 

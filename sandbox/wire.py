@@ -25,6 +25,7 @@ from sandbox.runner import (
     MAX_JSON_FRAME,
     NUMERIC_KINDS,
     align,
+    inputs_base,
 )
 
 # The worker is killed once stdout or stderr passes this many times the kept cap.
@@ -32,27 +33,22 @@ OUTPUT_KILL_FACTOR = 8
 
 
 def encode_job(request: RunRequest) -> bytes:
-    """The bytes to write on the runner's stdin: the early section (the cases before the first
-    hidden one), then the later section (see the runner's docstring). Nothing of a hidden case,
-    not even its name, is in the early section."""
+    """The bytes to write on the runner's stdin: the header, then one section per case (see the
+    runner's docstring). The header holds nothing of any case but how many there are, how many
+    of them are public and the largest case's size."""
     names = request.param_names
-    first_hidden = next((i for i, c in enumerate(request.cases) if c.hidden), len(request.cases))
-    early_specs, early_inputs = _section(request.cases[:first_hidden], names)
-    later_specs, later_inputs = _section(request.cases[first_hidden:], names)
-    later_json = _json({"cases": later_specs})
+    sections = [_section(case, names) for case in request.cases]
     limits = request.limits
     header: dict[str, Any] = {
-        "version": 2,
+        "version": 3,
         "code": request.code,
         "function_name": request.function_name,
         "param_names": list(names),
-        "cases": early_specs,
-        "input_bytes": len(early_inputs),
-        "later": {
-            "cases": len(later_specs),
-            "spec_bytes": len(later_json),
-            "input_bytes": len(later_inputs),
-        },
+        "cases": len(sections),
+        "public": sum(1 for c in request.cases if not c.hidden),
+        "region_bytes": max(
+            (inputs_base(len(spec)) + len(inputs) for spec, inputs in sections), default=0
+        ),
         "limits": {
             "output_bytes": limits.output_bytes,
             "output_kill_bytes": limits.output_bytes * OUTPUT_KILL_FACTOR,
@@ -61,9 +57,9 @@ def encode_job(request: RunRequest) -> bytes:
     }
     if request.outputs is not None:
         header["outputs"] = request.outputs
-    parts = [*_frame(JSON_KIND, _json(header)), *_frame(BLOB_KIND, early_inputs)]
-    if later_specs:
-        parts += [*_frame(JSON_KIND, later_json), *_frame(BLOB_KIND, later_inputs)]
+    parts = [*_frame(JSON_KIND, _json(header))]
+    for spec, inputs in sections:
+        parts += [*_frame(JSON_KIND, spec), *_frame(BLOB_KIND, inputs)]
     return b"".join(parts)
 
 
@@ -71,34 +67,31 @@ def _json(obj: object) -> bytes:
     return json.dumps(obj, separators=(",", ":")).encode()
 
 
-def _section(cases: Sequence[CaseArgs], names: Sequence[str]) -> tuple[list[Any], bytearray]:
-    """Argument specs and the input bytes they point into: each array C-ordered, raw, at an
-    offset aligned to 64."""
-    specs: list[Any] = []
+def _section(case: CaseArgs, names: Sequence[str]) -> tuple[bytes, bytearray]:
+    """One case's arguments' JSON and the input bytes it points into: each array C-ordered,
+    raw, at an offset aligned to 64."""
+    args: list[dict[str, Any]] = []
     arrays: list[tuple[int, np.ndarray]] = []
     size = 0
-    for case in cases:
-        args: list[dict[str, Any]] = []
-        for pname in names:
-            value = case.args[pname]
-            if isinstance(value, np.ndarray):
-                dtype = value.dtype
-                if dtype.kind not in NUMERIC_KINDS or dtype.fields is not None:
-                    raise ValueError(f"input {pname!r} of {case.name!r} has dtype {dtype}")
-                offset = align(size)
-                args.append({"dtype": dtype.str, "shape": list(value.shape), "offset": offset})
-                arrays.append((offset, value))
-                size = offset + value.nbytes
-            elif value is None:
-                args.append({"none": True})
-            else:
-                args.append({"int": int(value)})
-        specs.append({"args": args})
+    for pname in names:
+        value = case.args[pname]
+        if isinstance(value, np.ndarray):
+            dtype = value.dtype
+            if dtype.kind not in NUMERIC_KINDS or dtype.fields is not None:
+                raise ValueError(f"input {pname!r} of {case.name!r} has dtype {dtype}")
+            offset = align(size)
+            args.append({"dtype": dtype.str, "shape": list(value.shape), "offset": offset})
+            arrays.append((offset, value))
+            size = offset + value.nbytes
+        elif value is None:
+            args.append({"none": True})
+        else:
+            args.append({"int": int(value)})
     buf = bytearray(size)
     view = memoryview(buf)
     for offset, value in arrays:
         view[offset : offset + value.nbytes] = value.tobytes()  # C order, whatever its layout
-    return specs, buf
+    return _json({"args": args}), buf
 
 
 # How the runner's last frame starts (``write_json`` writes compact JSON, ``type`` first).
@@ -230,21 +223,23 @@ def parse_stream(data: bytes, request: RunRequest) -> ParsedStream:
             if isinstance(frame, StartedFrame):
                 parsed.started = True
             elif isinstance(frame, CaseFrame):
-                output: np.ndarray | tuple[np.ndarray, ...] | None = None
                 if frame.output and frame.parts != request.outputs:
                     raise ValueError("the number of outputs is not the one asked for")
-                if frame.output:
-                    arrays = []
-                    for _ in range(frame.parts or 1):
-                        blob, pos = _read_blob(data, pos)
-                        budget -= len(blob)
-                        if budget < 0:
-                            parsed.problem = "outputs exceed the result size limit"
-                            return parsed
-                        arrays.append(load_output(blob))
-                    output = arrays[0] if frame.parts is None else tuple(arrays)
+                blobs: list[bytearray] = []
+                for _ in range((frame.parts or 1) if frame.output else 0):
+                    blob, pos = _read_blob(data, pos)
+                    budget -= len(blob)
+                    if budget < 0:
+                        parsed.problem = "outputs exceed the result size limit"
+                        return parsed
+                    blobs.append(blob)
                 if frame.index >= len(request.cases) or frame.index in seen:
                     raise ValueError(f"unexpected case index {frame.index}")
+                hidden = request.cases[frame.index].hidden
+                arrays = tuple(_case_output(blob, hidden) for blob in blobs)
+                output: np.ndarray | tuple[np.ndarray, ...] | None = None
+                if arrays:
+                    output = arrays[0] if frame.parts is None else arrays
                 seen.add(frame.index)
                 parsed.cases.append(
                     CaseOutcome(
@@ -265,6 +260,17 @@ def parse_stream(data: bytes, request: RunRequest) -> ParsedStream:
             parsed.problem = f"invalid message in the result stream: {str(exc)[:500]}"
             return parsed
     return parsed
+
+
+def _case_output(blob: bytearray, hidden: bool) -> np.ndarray:
+    """A case's output array; why a hidden case's could not be read is not said (the reason
+    could quote the shape it returned)."""
+    try:
+        return load_output(blob)
+    except ValueError:
+        if hidden:
+            raise ValueError("a hidden case's output is unreadable") from None
+        raise
 
 
 def _attribute_output(parsed: ParsedStream, request: RunRequest) -> None:

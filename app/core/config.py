@@ -24,7 +24,8 @@ MIN_SECRET_LENGTH = 12
 
 
 class Settings(BaseSettings):
-    """Every knob of the service. The README's configuration table mirrors this class."""
+    """Every knob of the service. docs/configuration.md is generated from this class
+    (``python -m app config-docs``), so every field carries a description."""
 
     model_config = SettingsConfigDict(env_prefix="GRADER_", extra="ignore")
 
@@ -33,8 +34,8 @@ class Settings(BaseSettings):
         description="'production' refuses example or short passwords in the database and Redis "
         "URLs (start-up fails with a message naming the variable).",
     )
-    host: str = "127.0.0.1"
-    port: int = Field(default=8000, ge=1, le=65535)
+    host: str = Field(default="127.0.0.1", description="Where `python -m app serve` listens.")
+    port: int = Field(default=8000, ge=1, le=65535, description="The port it listens on.")
 
     data_dir: Path = Field(
         default=REPO_ROOT / "data",
@@ -51,14 +52,21 @@ class Settings(BaseSettings):
         description="SQLite (WAL) only. FULL: fsync on every commit; NORMAL: commits survive a "
         "crash of the process but the last ones may roll back on power loss or an OS crash.",
     )
-    problems_dir: Path = Field(default=REPO_ROOT / "problems")
+    problems_dir: Path = Field(
+        default=REPO_ROOT / "problems",
+        description="Problem folders, loaded and validated at start-up.",
+    )
     problem_dirs: str = Field(
         default="",
         description="Extra folders of problems, separated by ':' (a course's own problems); "
         "ids must be unique across every folder.",
     )
 
-    sandbox: SandboxKind = "bwrap"
+    sandbox: SandboxKind = Field(
+        default="bwrap",
+        description="Sandbox backend: 'bwrap' (bubblewrap), 'docker', or 'process' (no "
+        "isolation, development only).",
+    )
     allow_unsafe_sandbox: bool = Field(
         default=False,
         description="Must be true to use the 'process' sandbox, which does not isolate.",
@@ -116,14 +124,34 @@ class Settings(BaseSettings):
     )
 
     # Deployment-wide ceilings; a problem may ask for less, never more.
-    cpu_seconds: float = Field(default=5.0, gt=0, le=120)
-    wall_seconds: float = Field(default=10.0, gt=0, le=300)
-    memory_mb: int = Field(default=512, ge=64, le=16384)
-    max_processes: int = Field(default=64, ge=1, le=4096)
-    output_bytes: int = Field(default=64 * 1024, ge=1024, le=16 * 1024 * 1024)
-    max_code_bytes: int = Field(default=64 * 1024, ge=256, le=1024 * 1024)
+    cpu_seconds: float = Field(
+        default=5.0, gt=0, le=120, description="CPU time per run (a problem may ask for less)."
+    )
+    wall_seconds: float = Field(default=10.0, gt=0, le=300, description="Wall-clock time per run.")
+    memory_mb: int = Field(default=512, ge=64, le=16384, description="Memory per run, in MiB.")
+    max_processes: int = Field(
+        default=64, ge=1, le=4096, description="Processes and threads per run."
+    )
+    output_bytes: int = Field(
+        default=64 * 1024,
+        ge=1024,
+        le=16 * 1024 * 1024,
+        description="stdout and stderr kept per run, each, in bytes.",
+    )
+    max_code_bytes: int = Field(
+        default=64 * 1024,
+        ge=256,
+        le=1024 * 1024,
+        description="Largest accepted submission in UTF-8 bytes (413 above).",
+    )
 
-    workers: int = Field(default_factory=lambda: os.cpu_count() or 1, ge=1, le=256)
+    workers: int = Field(
+        default_factory=lambda: os.cpu_count() or 1,
+        ge=1,
+        le=256,
+        description="Grading workers: threads in the server, or per `worker` process.",
+        json_schema_extra={"doc_default": "number of cores"},
+    )
 
     # Submissions: queue, back-pressure and rate limits (app/submissions, app/worker).
     queue: QueueKind = Field(
@@ -138,7 +166,9 @@ class Settings(BaseSettings):
     rate_limit: int = Field(
         default=30, ge=1, description="Submissions one client may create per rate window."
     )
-    rate_window_seconds: float = Field(default=60.0, gt=0, le=86400)
+    rate_window_seconds: float = Field(
+        default=60.0, gt=0, le=86400, description="Length of the rate-limit window, in seconds."
+    )
     lease_seconds: float = Field(
         default=60.0,
         ge=1,
@@ -154,7 +184,12 @@ class Settings(BaseSettings):
         default=5.0, gt=0, le=600, description="How often stale queued/running rows are re-sent."
     )
     poll_seconds: float = Field(
-        default=0.2, gt=0, le=10, description="How often workers, ?wait and SSE poll the database."
+        default=0.2,
+        gt=0,
+        le=10,
+        description="How often idle embedded workers look for queued rows; ?wait and event "
+        "streams are woken by notices and read the database every max(5 s, this) as a safety "
+        "net.",
     )
     max_attempts: int = Field(
         default=3,

@@ -5,8 +5,10 @@ non-finite values, then ``np.allclose(actual, expected, rtol, atol)`` in float64
 reference as the second argument (so the tolerance scales with the expected value, never with
 the submission's). A case that requires an exception passes when the function raises exactly
 that type.
-Hidden cases' messages carry shapes and statuses only: no values, no positions, and of an
-exception only its type.
+A hidden case's (or a probe's) report says only which of a few outcomes it had (per output, for
+a problem with several), in fixed wording chosen here (``HIDDEN_WORDING``): no values,
+positions, actual shapes or dtypes, no exception text and no per-case time. Everything the
+submission controls while it holds hidden inputs could spell them out.
 """
 
 from __future__ import annotations
@@ -22,32 +24,47 @@ from sandbox.protocol import CaseOutcome, RunResult
 from sandbox.verdicts import Verdict
 
 _MESSAGE_CHARS = 300
-# An exception's message is text the submission chooses: on a hidden case it could spell out the
-# inputs, so only the exception's type is shown there.
-HIDDEN_MESSAGE = "(the message is shown for public examples only)"
+
+# The outcomes a hidden case can have, as the student reads them. The expected shape is the
+# host's own data; nothing here depends on what the submission returned beyond the outcome.
+HIDDEN_WORDING = {
+    "error": "raised an exception (its type and message are shown for public examples only)",
+    "not_an_array": "did not return an array of real numbers",
+    "mutated": "modified an input in place",
+    "shape": "wrong shape",
+    "non_finite": "the output has NaN or infinite values",
+    "values": "values differ from the expected output beyond the tolerance",
+    # A problem with several outputs: not a tuple of real arrays, one per output.
+    "not_outputs": "did not return a tuple of arrays of real numbers, one per output",
+    # A case that requires an exception: the call returned instead.
+    "not_raised": "did not raise the expected error",
+}
+
+# Public cases' times are shown to the millisecond: they all run before any hidden input exists
+# in the submission's process, so there is nothing hidden their timing could carry.
+PUBLIC_SECONDS_STEP = 0.001
+# The whole run's times (sandbox, grading, total) are shown to 10 ms. The submission can stretch
+# them at will, but the student can time the whole run from outside anyway (a ``?wait`` request
+# returns when it is stored), to about this precision once queueing and the sandbox's own start
+# jitter are counted: finer figures would hand over a sharper clock than the one they have.
+RUN_SECONDS_STEP = 0.01
+
+
+def rounded(seconds: float, step: float) -> float:
+    """``seconds`` to the nearest multiple of ``step`` (a clean float for the report)."""
+    return round(round(seconds / step) * step, 6)
 
 
 def _shape(shape: tuple[int, ...]) -> str:
     return "(" + ", ".join(str(n) for n in shape) + ")"
 
 
-def error_message(outcome: CaseOutcome, hidden: bool) -> str:
+def error_message(outcome: CaseOutcome) -> str:
+    """A public case's exception: its type and the first line of its message."""
     assert outcome.error is not None
-    if hidden:
-        return f"{outcome.error.type} {HIDDEN_MESSAGE}"
     lines = outcome.error.message.strip().splitlines()
     text = f"{outcome.error.type}: {lines[0]}" if lines else outcome.error.type
     return text[:_MESSAGE_CHARS]
-
-
-def hidden_traceback(traceback: str, error_type: str) -> str:
-    """The frames (the submission's own source lines) without any exception message."""
-    kept = [
-        line
-        for line in traceback.splitlines()
-        if line.startswith(" ") or line.startswith("Traceback (most recent call last)")
-    ]
-    return "\n".join([*kept, f"{error_type} {HIDDEN_MESSAGE}"])
 
 
 GRID_CELLS = 32
@@ -71,10 +88,11 @@ def compare_case(
     """One case's report. ``outcome`` is None when the run ended before reaching the case.
     ``outputs`` (the problem's ``returns``) gives each output its name and tolerance; without it
     the case has one output, compared with ``tolerance``."""
-    hidden = case.visibility == "hidden"
     if case.raises is not None:
         return _compare_raises(case, outcome, run_status)
     assert case.expected is not None, "cases are compared only after the reference filled them"
+    hidden = case.visibility == "hidden"
+    several = isinstance(case.expected, tuple)
     expected = parts_of(case.expected)
     report = CaseReport(
         name=case.name,
@@ -85,19 +103,29 @@ def compare_case(
     if outcome is None:
         report.message = _not_run(run_status)
         return report
-    report.seconds = outcome.seconds
+    if not hidden:
+        report.seconds = rounded(outcome.seconds, PUBLIC_SECONDS_STEP)
     if outcome.output is None:
-        report.message = error_message(outcome, hidden) if outcome.error else "returned nothing"
+        report.message = _no_output(outcome, hidden, several)
         return report
     actual = parts_of(outcome.output)
-    report.actual_shape = list(actual[0].shape)
+    if not hidden:
+        report.actual_shape = list(actual[0].shape)
     report.status = "failed"
     if outcome.mutated_inputs:
-        report.message = f"modified its input {', '.join(outcome.mutated_inputs)} in place"
+        report.message = (
+            HIDDEN_WORDING["mutated"]
+            if hidden
+            else f"modified its input {', '.join(outcome.mutated_inputs)} in place"
+        )
         return report
-    if not isinstance(case.expected, tuple):
+    if not several:
         if isinstance(outcome.output, tuple):
-            report.message = f"returned a tuple of {len(actual)} arrays; expected one array"
+            report.message = (
+                HIDDEN_WORDING["not_an_array"]
+                if hidden
+                else f"returned a tuple of {len(actual)} arrays; expected one array"
+            )
             return report
         _compare_array(report, actual[0], expected[0], tolerance, hidden)
         return report
@@ -110,12 +138,15 @@ def compare_case(
     if not isinstance(outcome.output, tuple) or len(actual) != len(expected):
         got = f"a tuple of {len(actual)}" if isinstance(outcome.output, tuple) else "one array"
         report.message = (
-            f"returned {got}; expected a tuple of {len(expected)} arrays ({', '.join(names)})"
+            HIDDEN_WORDING["not_outputs"]
+            if hidden
+            else f"returned {got}; expected a tuple of {len(expected)} arrays ({', '.join(names)})"
         )
         return report
     for spec, mine, want in zip(specs, actual, expected, strict=True):
         part = OutputReport(name=spec.name, status="failed", expected_shape=list(want.shape))
-        part.actual_shape = list(mine.shape)
+        if not hidden:
+            part.actual_shape = list(mine.shape)
         _compare_array(part, mine, want, spec.tolerance or tolerance, hidden)
         report.outputs.append(part)
     wrong = [o for o in report.outputs if o.status != "passed"]
@@ -126,8 +157,18 @@ def compare_case(
     report.expected_shape, report.actual_shape = first.expected_shape, first.actual_shape
     report.max_error, report.max_error_index = first.max_error, first.max_error_index
     report.error_grid = first.error_grid
+    # Output names are the problem's own: "weights: wrong shape" says nothing hidden.
     report.message = "; ".join(f"{o.name}: {o.message}" for o in wrong)
     return report
+
+
+def _no_output(outcome: CaseOutcome, hidden: bool, several: bool) -> str:
+    """Why a case has no output: it raised, or returned something that is not what is due."""
+    if not hidden:
+        return error_message(outcome) if outcome.error else "returned nothing"
+    if outcome.error is not None and outcome.error.type != "InvalidOutput":
+        return HIDDEN_WORDING["error"]
+    return HIDDEN_WORDING["not_outputs" if several else "not_an_array"]
 
 
 def _not_run(run_status: str) -> str:
@@ -142,63 +183,84 @@ def _compare_array(
     hidden: bool,
 ) -> None:
     """Compare one output, writing the status and message (and, for a public case, where it is
-    off) into ``report``, whose status is "failed" until the output passes."""
-    if actual.shape != expected.shape:
+    off) into ``report``, whose status is "failed" until the output passes. A hidden case's
+    message is only ``HIDDEN_WORDING``'s for the outcome."""
+    found = array_outcome(actual, expected, tolerance)
+    if found == "passed":
+        report.status = "passed"
+    elif hidden:
+        report.message = HIDDEN_WORDING[found]
+    elif found == "shape":
         report.message = (
             f"wrong shape: expected {_shape(expected.shape)}, got {_shape(actual.shape)}"
         )
-        return
-    if not (np.issubdtype(actual.dtype, np.floating) or np.issubdtype(actual.dtype, np.integer)):
+    elif found == "not_an_array":
         report.message = f"output dtype {actual.dtype} is not a real number type"
-        return
-    actual = actual.astype(np.float64)
-    finite = np.isfinite(actual)
-    if not finite.all():
-        bad = int(actual.size - np.count_nonzero(finite))
+    elif found == "non_finite":
+        bad = int(actual.size - np.count_nonzero(np.isfinite(actual)))
         report.message = f"{bad} of {actual.size} output values are NaN or infinite"
-        return
-    if not _allclose(actual, expected, tolerance):
-        if hidden:
-            report.message = "values differ from the expected output beyond the tolerance"
-        else:
-            error = np.abs(actual - expected)
-            where = np.unravel_index(int(np.argmax(error)), error.shape)
-            report.max_error = float(error[where])
-            report.max_error_index = [int(i) for i in where]
-            report.error_grid = error_grid(error)
-            report.message = (
-                f"largest error {report.max_error:.3g} at {list(report.max_error_index)}: "
-                f"got {actual[where]:.6g}, expected {expected[where]:.6g}"
-            )
-        return
-    report.status = "passed"
+    else:
+        error = np.abs(actual.astype(np.float64) - expected)
+        where = np.unravel_index(int(np.argmax(error)), error.shape)
+        report.max_error = float(error[where])
+        report.max_error_index = [int(i) for i in where]
+        report.error_grid = error_grid(error)
+        report.message = (
+            f"largest error {report.max_error:.3g} at {list(report.max_error_index)}: "
+            f"got {actual[where]:.6g}, expected {expected[where]:.6g}"
+        )
+
+
+def array_outcome(actual: np.ndarray, expected: np.ndarray, tolerance: Tolerance) -> str:
+    """Which of ``HIDDEN_WORDING``'s outcomes one output had ("shape", "not_an_array",
+    "non_finite", "values"), or ``"passed"``."""
+    if actual.shape != expected.shape:
+        return "shape"
+    if not _real(actual):
+        return "not_an_array"
+    actual = actual.astype(np.float64)
+    if not np.isfinite(actual).all():
+        return "non_finite"
+    return "passed" if _allclose(actual, expected, tolerance) else "values"
 
 
 def _compare_raises(case: TestCase, outcome: CaseOutcome | None, run_status: str) -> CaseReport:
     """A case that requires the function to raise ``case.raises``. On a hidden case the
-    message is fixed: what the submission did instead is its own material."""
+    exception's type is a name the sandbox lets through only from a short list of standard ones
+    (``sandbox.runner.HIDDEN_EXCEPTION_NAMES``), and the message is fixed: what the submission
+    did instead is its own material."""
     wanted = case.raises
+    hidden = case.visibility == "hidden"
     report = CaseReport(name=case.name, visibility=case.visibility, status="error", raises=wanted)
     if outcome is None:
         report.message = _not_run(run_status)
         return report
-    report.seconds = outcome.seconds
+    if not hidden:
+        report.seconds = rounded(outcome.seconds, PUBLIC_SECONDS_STEP)
     report.status = "failed"
+    raised = outcome.error is not None and outcome.error.type != "InvalidOutput"
     if outcome.mutated_inputs:
-        report.message = f"modified its input {', '.join(outcome.mutated_inputs)} in place"
+        report.message = (
+            HIDDEN_WORDING["mutated"]
+            if hidden
+            else f"modified its input {', '.join(outcome.mutated_inputs)} in place"
+        )
     elif outcome.error is not None and outcome.error.type == wanted:
         report.status = "passed"
         report.message = f"raised {wanted}, as required"
-    elif case.visibility == "hidden":
-        report.message = f"expected the function to raise {wanted}; it did not"
+    elif hidden:
+        report.message = HIDDEN_WORDING["error" if raised else "not_raised"]
     elif outcome.error is not None:
         report.message = (
-            f"expected the function to raise {wanted}, but it raised "
-            f"{error_message(outcome, hidden=False)}"
+            f"expected the function to raise {wanted}, but it raised {error_message(outcome)}"
         )
     else:
         report.message = f"expected the function to raise {wanted}, but it returned normally"
     return report
+
+
+def _real(actual: np.ndarray) -> bool:
+    return bool(np.issubdtype(actual.dtype, np.floating) or np.issubdtype(actual.dtype, np.integer))
 
 
 def _allclose(actual: np.ndarray, expected: np.ndarray, tolerance: Tolerance) -> bool:

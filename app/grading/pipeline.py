@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from app.grading import explain
-from app.grading.compare import compare_cases, hidden_traceback, score, verdict
+from app.grading.compare import RUN_SECONDS_STEP, compare_cases, rounded, score, verdict
 from app.grading.diagnose import diagnose
 from app.grading.faulttable import fault_table
 from app.grading.schemas import CaseReport, Diagnosis, GradeReport
@@ -25,22 +25,29 @@ def build_request(problem: Problem, code: str, cases: Sequence[TestCase]) -> Run
         raise ValueError(f"case names {clash} are also probe names")
     spec = problem.spec
     names = [p.name for p in spec.params]
+    # Every public case (the folder's examples and instructors' stored ones) before any hidden
+    # one: what a public case prints is shown, so none may run once hidden inputs were seen.
+    # Then the hidden cases, and the probes last: if the run is cut short, they are what is lost.
+    public = [c for c in cases if c.visibility == "public"]
+    hidden = [c for c in cases if c.visibility != "public"]
     return RunRequest(
         code=code,
         function_name=spec.function_name,
         param_names=names,
         outputs=len(spec.outputs) if spec.multiple_outputs else None,
-        # Graded cases first: if the run is cut short, the probes are what is lost.
-        cases=[
-            CaseArgs(name=c.name, args=_args(c.inputs, names), hidden=c.visibility != "public")
-            for c in cases
-        ]
+        cases=[CaseArgs(name=c.name, args=_args(c.inputs, names)) for c in public]
+        + [CaseArgs(name=c.name, args=_args(c.inputs, names), hidden=True) for c in hidden]
         + [CaseArgs(name=p.name, args=_args(p.inputs, names), hidden=True) for p in probes],
-        limits=Limits(
-            cpu_seconds=spec.limits.cpu_seconds,
-            wall_seconds=spec.limits.wall_seconds,
-            memory_mb=spec.limits.memory_mb,
-        ),
+        limits=run_limits(problem),
+    )
+
+
+def run_limits(problem: Problem) -> Limits:
+    spec = problem.spec
+    return Limits(
+        cpu_seconds=spec.limits.cpu_seconds,
+        wall_seconds=spec.limits.wall_seconds,
+        memory_mb=spec.limits.memory_mb,
     )
 
 
@@ -62,20 +69,17 @@ def grade_submission(
     ``public_only`` to the examples alone (the grader passes the current test set's cases itself,
     stored ones included). The probes always run along.
     ``on_sandbox_done(seconds)`` is told when the sandbox run ends, before grading its outputs,
-    so progress can be shown live."""
+    so progress can be shown live. Every time is rounded to ``RUN_SECONDS_STEP``."""
     start = time.perf_counter()
     if cases is None:
         cases = problem.examples if public_only else problem.examples + problem.hidden
     run = sandbox.run(build_request(problem, code, cases))
     ran = time.perf_counter()
     if on_sandbox_done is not None:
-        on_sandbox_done(ran - start)
+        on_sandbox_done(rounded(ran - start, RUN_SECONDS_STEP))
     report = grade_run(problem, cases, run)
-    report.timings = {
-        "sandbox": ran - start,
-        **report.timings,
-        "total": time.perf_counter() - start,
-    }
+    timings = {"sandbox": ran - start, **report.timings, "total": time.perf_counter() - start}
+    report.timings = {k: rounded(v, RUN_SECONDS_STEP) for k, v in timings.items()}
     return report
 
 
@@ -114,16 +118,22 @@ def grade_run(problem: Problem, cases: Sequence[TestCase], run: RunResult) -> Gr
                 alternatives = [sorted(a) for a in finding.alternatives]
     done = time.perf_counter()
 
+    hidden = any(c.visibility != "public" for c in cases) or bool(
+        diagnostics and diagnostics.probes
+    )
+    cap = run_limits(problem).output_bytes
+    stdout, stdout_truncated = shown_output(run, cases, "stdout", hidden, cap)
+    stderr, stderr_truncated = shown_output(run, cases, "stderr", hidden, cap)
     return GradeReport(
         verdict=result,
         score=score(cases, reports),
         requirements=requirements,
         diagnoses=found,
         tests=reports,
-        stdout=shown_output(run, cases, "stdout"),
-        stderr=shown_output(run, cases, "stderr"),
-        stdout_truncated=run.stdout_truncated,
-        stderr_truncated=run.stderr_truncated,
+        stdout=stdout,
+        stderr=stderr,
+        stdout_truncated=stdout_truncated,
+        stderr_truncated=stderr_truncated,
         error=_error_text(run, cases, reports),
         timings={"compare": compared - start, "diagnose": done - compared},
         alternatives=alternatives,
@@ -133,29 +143,27 @@ def grade_run(problem: Problem, cases: Sequence[TestCase], run: RunResult) -> Gr
 HIDDEN_OUTPUT_NOTE = "[output printed during hidden tests is not shown]\n"
 
 
-def shown_output(run: RunResult, cases: Sequence[TestCase], stream: str) -> str:
-    """What the student may see of one stream: import-time output and the public examples'
-    output, in order. A hidden case's or a probe's output could carry its inputs, so it is
-    replaced by a one-line note."""
+def shown_output(
+    run: RunResult, cases: Sequence[TestCase], stream: str, hidden: bool, cap: int
+) -> tuple[str, bool]:
+    """What the student may see of one stream, and whether it reached the size cap: the
+    import-time output and the public examples' output, in order (they all run before any hidden
+    case). What a hidden case or a probe printed could carry its inputs, so nothing shown depends
+    on it, not even whether it printed: the note is there whenever hidden cases ran and something
+    is shown, and the cut is judged on the shown text alone."""
     public = {c.name for c in cases if c.visibility == "public"}
     parts = [getattr(run, f"import_{stream}")]
-    withheld = False
-    for outcome in run.cases:
-        text: str = getattr(outcome, stream)
-        if outcome.name in public:
-            parts.append(text)
-        elif text:
-            withheld = True
+    parts += [getattr(o, stream) for o in run.cases if o.name in public]
     shown = "".join(parts)
-    # Printed but attributed to no case (e.g. a run cut short mid-case): not shown either.
-    if withheld or len(shown) < len(getattr(run, stream)):
+    truncated = len(shown.encode()) >= cap
+    if hidden and shown:
         shown += HIDDEN_OUTPUT_NOTE
-    return shown
+    return shown, truncated
 
 
 def _error_text(run: RunResult, cases: Sequence[TestCase], reports: list[CaseReport]) -> str | None:
-    """The process's own message, else the first raising case's traceback (a hidden case's
-    without its message)."""
+    """The process's own message, else the first raising case's traceback; of a hidden case
+    only that it raised (its traceback is text the submission writes)."""
     if run.status != "ok":
         return run.message or run.status.replace("_", " ")
     outcomes = {o.name: o for o in run.cases}
@@ -164,8 +172,6 @@ def _error_text(run: RunResult, cases: Sequence[TestCase], reports: list[CaseRep
         if report.status != "error" or outcome is None or outcome.error is None:
             continue
         if case.visibility == "hidden":
-            return "In a hidden case:\n" + hidden_traceback(
-                outcome.error.traceback, outcome.error.type
-            )
+            return f"A hidden test {report.message}."
         return outcome.error.traceback or f"{outcome.error.type}: {outcome.error.message}"
     return None

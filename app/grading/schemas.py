@@ -40,6 +40,7 @@ class _Compared(BaseModel):
     # at most GRID_CELLS x GRID_CELLS, for the page's heat map.
     error_grid: list[list[float]] | None = None
     expected_shape: list[int] | None = None
+    # Public cases only: what the submission returned (a hidden case's could carry its inputs).
     actual_shape: list[int] | None = None
 
 
@@ -54,7 +55,9 @@ class CaseReport(_Compared):
     name: str
     visibility: Literal["public", "hidden"]
     status: CaseStatus
-    seconds: float = 0.0
+    # Public cases only, on the sandbox supervisor's clock: how long the call took. A hidden
+    # case's time is the submission's to choose (it can sleep), so it is not shown per case.
+    seconds: float | None = None
     # For a problem with several outputs: each one's result (the fields above then describe the
     # first output that failed, or the first output).
     outputs: list[OutputReport] = Field(default_factory=list)
@@ -73,7 +76,8 @@ class GradeReport(BaseModel):
     stdout_truncated: bool = False
     stderr_truncated: bool = False
     error: str | None = None  # compile error, crash reason or trimmed traceback, for the student
-    timings: dict[str, float] = {}  # seconds: "sandbox", "compare", "diagnose", "total"
+    # Seconds, rounded to RUN_SECONDS_STEP: "sandbox", "compare", "diagnose", "total".
+    timings: dict[str, float] = {}
     # When several sets of fault codes explain the output equally well, each set, e.g.
     # [["scale-dmodel"], ["no-scale"]]; empty when the diagnosis is unique.
     alternatives: list[list[str]] = []

@@ -14,7 +14,8 @@ from collections.abc import Callable
 
 from pydantic import BaseModel, Field
 
-from app.problems.cases import Inputs
+from app.problems.cases import CaseError, Inputs, Visibility
+from sandbox.runner import HIDDEN_EXCEPTION_NAMES
 
 
 class CaseWarning(BaseModel):
@@ -41,3 +42,19 @@ def exception_name(exc: BaseException) -> str:
     (``ValueError``), ``module.QualName`` for the others."""
     cls = type(exc)
     return cls.__name__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
+
+
+def check_hidden_raises(raises: str | None, visibility: Visibility) -> None:
+    """A hidden case can require only an exception type the sandbox names for hidden cases
+    (``HIDDEN_EXCEPTION_NAMES``): every other type is reported there as ``Exception``, so
+    requiring it (or ``Exception`` itself, which then means "some other type") could not be
+    judged."""
+    if raises is None or visibility != "hidden":
+        return
+    if raises == "Exception" or raises not in HIDDEN_EXCEPTION_NAMES:
+        allowed = ", ".join(sorted(HIDDEN_EXCEPTION_NAMES - {"Exception"}))
+        raise CaseError(
+            "raises",
+            f"a hidden case can require only one of {allowed}: the sandbox does not name "
+            f"{raises} for a hidden case",
+        )

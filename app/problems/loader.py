@@ -42,7 +42,14 @@ from app.problems.errormodel import (
     no_properties,
     read_error_model,
 )
-from app.problems.hooks import CaseCheck, WarningHook, exception_name, no_check, no_warnings
+from app.problems.hooks import (
+    CaseCheck,
+    WarningHook,
+    check_hidden_raises,
+    exception_name,
+    no_check,
+    no_warnings,
+)
 from app.problems.spec import ProblemSpec
 
 REQUIRED_FILES = ("problem.toml", "statement.md", "starter.py", "reference.py", "cases.py")
@@ -116,6 +123,7 @@ class Problem:
     def with_expected(self, case: TestCase) -> TestCase:
         dims = self.validate_inputs(case.inputs)
         if case.raises is not None:
+            check_hidden_raises(case.raises, case.visibility)
             raised = self.raised_by(case.inputs)
             if raised != case.raises:
                 did = f"raised {raised}" if raised else "returned normally"

@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.core.config import Settings
 from app.db.base import utcnow
 from app.problems.cases import Inputs, Result, TestCase, Visibility
+from app.problems.hooks import check_hidden_raises
 from app.problems.loader import Problem
 from app.testcases.codec import expected_from_bytes, expected_to_bytes, from_npz, to_npz
 from app.testcases.models import StoredCase
@@ -71,6 +72,7 @@ class CaseService:
         """Validate and store a case; returns the row and the new test-set version."""
         if meta.name in reserved_names(problem):
             raise CaseConflict("name", f"{meta.name!r} is a built-in case or probe name")
+        check_hidden_raises(meta.raises, meta.visibility)
         checked = self.validate(problem, inputs, expected, meta.raises)
         with self.sessions() as session:
             repo = CaseRepository(session)

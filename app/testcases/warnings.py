@@ -1,6 +1,7 @@
 """Warnings for cases that are valid but weak for diagnosis. They never block a case.
 
-Generic rules, for every problem (documented in docs/problem-authoring.md):
+Generic rules, for every problem (documented in docs/problem-authoring.md and
+docs/instructors.md):
 
 - the problem's own warnings first (``case_warnings(inputs, dims)`` in its ``cases.py``, e.g.
   a single head or a saturated softmax for attention);

@@ -82,3 +82,38 @@ def test_examples_only_run_shows_everything_it_printed(mha: Problem, sandbox: Sa
         assert f"CALL {q.tobytes().hex()}" in report.stdout
     # The probes still run along, and they are not the student's examples.
     assert HIDDEN_OUTPUT_NOTE.strip() in report.stdout
+
+
+def _printing(public: str, hidden: str) -> str:
+    """The correct solution, printing ``public`` (an expression) in the public examples and
+    ``hidden`` in every later call (the examples are the two first calls)."""
+    return (
+        CORRECT.replace("def multi_head_attention(", "def _solve(")
+        + f"""
+import sys
+_calls = [0]
+
+def multi_head_attention(Q, K, V, W_q, W_k, W_v, W_o, num_heads):
+    _calls[0] += 1
+    text = {public} if _calls[0] <= 2 else {hidden}
+    sys.stdout.write(text)
+    sys.stderr.write(text)
+    return _solve(Q, K, V, W_q, W_k, W_v, W_o, num_heads)
+"""
+    )
+
+
+@pytest.mark.parametrize("public", ['""', '"x" * 40000'])
+def test_whether_hidden_cases_printed_changes_nothing_shown(
+    mha: Problem, sandbox: Sandbox, public: str
+):
+    """Silent hidden cases and hidden cases that flood past the cap give the same report
+    output: the note and the cut flags depend on the public output only (two public calls of
+    40 000 bytes reach the 64 KiB cap; silent ones reach nothing)."""
+    quiet = grade_submission(mha, _printing(public, '""'), sandbox)
+    loud = grade_submission(mha, _printing(public, "Q.tobytes().hex()[:4000]"), sandbox)
+    for report in (quiet, loud):
+        assert report.verdict == Verdict.ACCEPTED, report.error
+    fields = ("stdout", "stderr", "stdout_truncated", "stderr_truncated")
+    assert [getattr(quiet, f) for f in fields] == [getattr(loud, f) for f in fields]
+    assert quiet.stdout_truncated == (public != '""')

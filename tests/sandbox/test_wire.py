@@ -4,6 +4,7 @@ from what happened to a run status. Streams are built with the runner's own fram
 from __future__ import annotations
 
 import io
+import json
 import os
 import signal
 from pathlib import Path
@@ -11,10 +12,18 @@ from typing import Any
 
 import numpy as np
 import pytest
+from pydantic import ValidationError
 
 from sandbox.backends.common import RawRun, interpret
 from sandbox.protocol import CaseArgs, Limits, RunRequest
-from sandbox.runner import BLOB_KIND, FRAME_HEADER, JSON_KIND, write_frame, write_json
+from sandbox.runner import (
+    BLOB_KIND,
+    FRAME_HEADER,
+    JSON_KIND,
+    inputs_base,
+    write_frame,
+    write_json,
+)
 from sandbox.wire import encode_job
 
 REQUEST = RunRequest(
@@ -85,15 +94,16 @@ def test_the_job_encoding_round_trips_through_the_runner_reader() -> None:
     job = read_job(io.BytesIO(encode_job(REQUEST)))
     header = job["header"]
     assert header["function_name"] == "f" and header["param_names"] == ["a", "n"]
-    a, n = header["cases"][0]["args"]
+    assert header["cases"] == 1 and header["public"] == 1
+    ((spec, inputs),) = job["cases"]
+    a, n = json.loads(spec)["args"]
     assert n == {"int": 1} and a["dtype"] == "<f8" and a["shape"] == [3]
-    raw = job["inputs"][a["offset"] : a["offset"] + 24]
-    assert np.frombuffer(raw).tolist() == [1.0, 1.0, 1.0]
-    assert header["later"]["cases"] == 0 and job["later"] == {"cases": []}
+    assert np.frombuffer(inputs[a["offset"] : a["offset"] + 24]).tolist() == [1.0, 1.0, 1.0]
+    assert header["region_bytes"] == inputs_base(len(spec)) + len(inputs)
 
 
-def test_hidden_cases_are_only_in_the_later_section() -> None:
-    from sandbox.runner import JSON_KIND, read_job
+def test_each_case_travels_in_its_own_section_after_a_header_without_inputs() -> None:
+    from sandbox.runner import read_job
 
     public = np.arange(12.0).reshape(3, 4)
     hidden = np.random.default_rng(7).standard_normal((2, 5)).astype(">f4")
@@ -105,34 +115,52 @@ def test_hidden_cases_are_only_in_the_later_section() -> None:
         cases=[
             CaseArgs(name="ex-1", args={"a": public, "n": 2}),
             CaseArgs(name="secret-name", args={"a": hidden, "n": 987654321}, hidden=True),
-            CaseArgs(name="ex-late", args={"a": fortran[:, ::2], "n": 3}),
+            CaseArgs(name="probe", args={"a": fortran[:, ::2], "n": 3}, hidden=True),
         ],
     )
     data = encode_job(request)
-    head_len = FRAME_HEADER.unpack_from(data)[1]
-    early_len = FRAME_HEADER.size + head_len
-    early_len += FRAME_HEADER.size + FRAME_HEADER.unpack_from(data, early_len)[1]
-    early = data[:early_len]
-    assert hidden.tobytes() not in early and hidden.tobytes()[:8] not in early
-    assert b"secret-name" not in data and b"987654321" not in early  # names never sent
-    assert FRAME_HEADER.unpack_from(data, early_len)[0] == JSON_KIND
+    header_end = FRAME_HEADER.size + FRAME_HEADER.unpack_from(data)[1]
+    head = data[:header_end]
+    for array in (public, hidden):
+        assert array.tobytes()[:8] not in head
+    assert b"987654321" not in head
+    assert b"secret-name" not in data  # names are never sent
 
     job = read_job(io.BytesIO(data))
-    assert len(job["header"]["cases"]) == 1 and len(job["later"]["cases"]) == 2
+    assert job["header"]["cases"] == 3 and job["header"]["public"] == 1
+    sizes = [inputs_base(len(spec)) + len(inputs) for spec, inputs in job["cases"]]
+    assert job["header"]["region_bytes"] == max(sizes)
 
-    def array(spec: dict[str, Any], inputs: bytes) -> np.ndarray:
+    def array_of(section: tuple[bytes, bytearray]) -> np.ndarray:
+        spec = json.loads(section[0])["args"][0]
         assert spec["offset"] % 64 == 0
         dtype = np.dtype(spec["dtype"])
         count = int(np.prod(spec["shape"]))
-        return np.frombuffer(inputs, dtype, count, spec["offset"]).reshape(spec["shape"])
+        return np.frombuffer(section[1], dtype, count, spec["offset"]).reshape(spec["shape"])
 
-    early_a = array(job["header"]["cases"][0]["args"][0], job["inputs"])
-    hidden_a = array(job["later"]["cases"][0]["args"][0], job["later_inputs"])
-    late_a = array(job["later"]["cases"][1]["args"][0], job["later_inputs"])
-    np.testing.assert_array_equal(early_a, public)
-    np.testing.assert_array_equal(hidden_a, hidden)
-    assert hidden_a.dtype == np.dtype(">f4")
-    np.testing.assert_array_equal(late_a, fortran[:, ::2])
+    ex, secret, probe = (array_of(c) for c in job["cases"])
+    np.testing.assert_array_equal(ex, public)
+    np.testing.assert_array_equal(secret, hidden)
+    assert secret.dtype == np.dtype(">f4")
+    np.testing.assert_array_equal(probe, fortran[:, ::2])
+    # Each section holds its own case's bytes and no other's.
+    assert hidden.tobytes() not in job["cases"][0][1] + job["cases"][2][1]
+
+
+def test_a_public_case_after_a_hidden_one_is_refused() -> None:
+    """What a public case prints is shown: none may run once hidden inputs were seen."""
+    args: dict[str, np.ndarray | int] = {"a": np.ones(2), "n": 1}
+    with pytest.raises(ValidationError, match="public cases must run first"):
+        RunRequest(
+            code="",
+            function_name="f",
+            param_names=["a", "n"],
+            cases=[
+                CaseArgs(name="public-1", args=args),
+                CaseArgs(name="hidden-1", args=args, hidden=True),
+                CaseArgs(name="public-late", args=args),
+            ],
+        )
 
 
 def test_a_non_numeric_input_is_refused_on_the_host() -> None:
@@ -312,9 +340,10 @@ def test_a_bool_mask_and_an_omitted_optional_are_sent_as_such() -> None:
         }
     )
     job = read_job(io.BytesIO(encode_job(request)))
-    _, _, sent, extra = job["header"]["cases"][0]["args"]
+    spec, inputs = job["cases"][0]
+    _, _, sent, extra = json.loads(spec)["args"]
     assert sent["dtype"] == "|b1" and extra == {"none": True}
-    raw = job["inputs"][sent["offset"] : sent["offset"] + 4]
+    raw = inputs[sent["offset"] : sent["offset"] + 4]
     assert np.frombuffer(raw, dtype=np.bool_).tolist() == [True, False, False, True]
     assert "outputs" not in job["header"]  # one output: the header is unchanged
     tuple_job = read_job(io.BytesIO(encode_job(request.model_copy(update={"outputs": 2}))))
@@ -348,3 +377,16 @@ def test_a_number_of_outputs_not_asked_for_is_refused(
     result = interpret(RawRun(stdout=data), request_, "test")
     # The sandbox (so the submission) could forge this: never ok, never the grader's error.
     assert result.status == "runtime_error" and "outputs" in result.message
+
+
+def test_why_a_hidden_case_s_output_is_unreadable_is_not_said() -> None:
+    """np.load's reason can quote the shape the submission returned: a public case's keeps it
+    (for the student's own debugging), a hidden case's does not."""
+    short = npy(np.zeros((2, 4471)))[:-8]  # numpy: "expected 71536 bytes" (2 x 4471 x 8)
+    public = interpret(RawRun(stdout=stream(STARTED, CASE, short, end())), REQUEST, "test")
+    assert public.status == "runtime_error" and "71536" in public.message
+    hidden_request = REQUEST.model_copy(
+        update={"cases": [CaseArgs(name="h", args={"a": np.ones(3), "n": 1}, hidden=True)]}
+    )
+    hidden = interpret(RawRun(stdout=stream(STARTED, CASE, short, end())), hidden_request, "test")
+    assert hidden.status == "runtime_error" and "71536" not in hidden.message
