@@ -1,0 +1,18 @@
+# expect: accepted
+# einsum over a (kv head, group member) split of the query heads: no copy of the keys.
+import numpy as np
+
+
+def grouped_query_attention(x, W_q, W_k, W_v, W_o, num_heads, num_kv_heads):
+    b, n, d = x.shape
+    dk = d // num_heads
+    r = num_heads // num_kv_heads
+    q = np.einsum("bnd,de->bne", x, W_q).reshape(b, n, num_kv_heads, r, dk)
+    k = np.einsum("bnd,de->bne", x, W_k).reshape(b, n, num_kv_heads, dk)
+    v = np.einsum("bnd,de->bne", x, W_v).reshape(b, n, num_kv_heads, dk)
+    s = np.einsum("bqgrc,bkgc->bgrqk", q, k) / np.sqrt(dk)
+    s = s - s.max(axis=-1, keepdims=True)
+    a = np.exp(s)
+    a /= a.sum(axis=-1, keepdims=True)
+    o = np.einsum("bgrqk,bkgc->bqgrc", a, v).reshape(b, n, d)
+    return np.einsum("bnd,de->bne", o, W_o)
