@@ -251,6 +251,15 @@ def load_problem(directory: Path) -> Problem:
         "hidden_cases()",
         "hidden",
     )
+    # Results are matched to cases by name: a hidden case named like an example would be graded
+    # against the example's expected output.
+    shared = sorted({c.name for c in examples} & {c.name for c in hidden})
+    if shared:
+        raise ProblemLoadError(
+            cases_path,
+            f"case names {shared} are used by both public_examples() and hidden_cases()",
+            field="hidden_cases()",
+        )
     diagnostics = None
     if (directory / "faults.toml").is_file():
         diagnostics = _load_diagnostics(problem, reference_module, module_prefix)

@@ -123,3 +123,13 @@ def test_app_refuses_to_start_with_a_malformed_problem(problem_dir: Path, tmp_pa
     settings = Settings(data_dir=tmp_path / "data", problems_dir=problem_dir.parent)
     with pytest.raises(ProblemLoadError, match=r"problem\.toml: difficulty"):
         create_app(settings)
+
+
+def test_a_hidden_case_may_not_share_an_example_name(problem_dir: Path):
+    # Results are matched by name: such a case would be graded against the example's output.
+    _edit(
+        problem_dir / "cases.py", '("self-2-heads", 1, 4, 4, 8, 2)', '("two-heads", 1, 4, 4, 8, 2)'
+    )
+    message = _error(problem_dir)
+    assert "case names ['two-heads'] are used by both" in message
+    assert "hidden_cases()" in message
