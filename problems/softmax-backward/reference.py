@@ -1,0 +1,43 @@
+"""The softmax backward pass, correct with no flags; each flag of ``faults`` (``faults.toml``)
+reproduces one misconception by changing one step. Trusted: runs in the grader, never served."""
+
+# Every flag this function understands; the loader checks faults.toml names exactly these.
+FAULTS = frozenset(
+    {
+        "diagonal-only",
+        "unweighted-sum",
+        "unweighted-mean",
+        "ignores-axis",
+        "sign-flipped",
+        "missing-outer-p",
+    }
+)
+
+
+def softmax_backward(probabilities, upstream, axis=-1, *, faults=frozenset()):
+    unknown = set(faults) - FAULTS
+    if unknown:
+        raise ValueError(f"unknown fault flags {sorted(unknown)}")
+    has = faults.__contains__
+    p, g = probabilities, upstream
+    if has("ignores-axis"):
+        if has("diagonal-only"):
+            # The diagonal-only gradient reduces over no axis, so it cannot get the axis wrong:
+            # the pair describes no function and reproduces no output.
+            raise ValueError("ignores-axis needs a reduction, and diagonal-only has none")
+        axis = -1
+
+    # What is subtracted from each upstream value: the probability-weighted sum along the axis.
+    if has("diagonal-only"):  # only the Jacobian's diagonal p_i (1 - p_i)
+        centre = p * g
+    elif has("unweighted-sum"):
+        centre = g.sum(axis=axis, keepdims=True)
+    elif has("unweighted-mean"):
+        centre = g.mean(axis=axis, keepdims=True)
+    else:
+        centre = (p * g).sum(axis=axis, keepdims=True)
+
+    difference = centre - g if has("sign-flipped") else g - centre
+    if has("missing-outer-p"):
+        return difference
+    return p * difference

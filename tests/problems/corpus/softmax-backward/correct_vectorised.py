@@ -1,0 +1,7 @@
+# expect: accepted
+import numpy as np
+
+
+def softmax_backward(probabilities, upstream, axis=-1):
+    weighted = np.sum(probabilities * upstream, axis=axis, keepdims=True)
+    return probabilities * (upstream - weighted)
