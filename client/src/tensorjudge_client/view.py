@@ -282,14 +282,20 @@ def record_cell(value: Any) -> str:
     return fmt(value)
 
 
+# Columns that name a row: never folded, so a name can be read (and searched) whole.
+NAME_COLUMNS = frozenset({"id", "name"})
+
+
 def records_table(title: str, rows: list[dict[str, Any]]) -> Table:
-    """Any list of JSON objects: one column per field."""
+    """Any list of JSON objects: one column per field that some row fills (a server may add
+    fields, most of them empty for most rows, and a wide table would fold every cell)."""
     keys: dict[str, None] = {}
     for row in rows:
-        keys.update(dict.fromkeys(row))
+        keys.update(dict.fromkeys(k for k, v in row.items() if v not in (None, "", [], {})))
     table = Table(title=Text(title), title_justify="left")
     for column in keys:
-        table.add_column(humanize(column), overflow="fold")
+        named = column in NAME_COLUMNS
+        table.add_column(humanize(column), overflow="fold", no_wrap=named)
     for row in rows:
         table.add_row(*(Text(record_cell(row.get(column))) for column in keys))
     return table
