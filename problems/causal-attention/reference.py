@@ -14,6 +14,7 @@ FAULTS = frozenset(
         "diagonal-blocked",
         "future-only",
         "mask-after-softmax",
+        "future-scores-zeroed",
         "no-scale",
     }
 )
@@ -44,7 +45,9 @@ def causal_attention(q, k, v, *, faults=frozenset()):
     else:
         allowed = key <= position
 
-    if not has("mask-after-softmax"):
+    if has("future-scores-zeroed"):  # a score of 0 still gets weight e^0 / sum
+        scores = np.where(allowed, scores, 0.0)
+    elif not has("mask-after-softmax"):
         scores = np.where(allowed, scores, -np.inf)
     weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
     weights = weights / weights.sum(axis=-1, keepdims=True)
