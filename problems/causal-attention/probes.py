@@ -72,15 +72,15 @@ def implicated(outputs):
     values = {n: outputs.get(f"prop-{n}") for n in names}
     usable = {n: v for n, v in values.items() if v is not None and np.all(np.isfinite(v))}
 
-    if "base" in usable and "last-key-changed" in usable:
-        if not _close(usable["base"][:, :-1], usable["last-key-changed"][:, :-1]):
-            found.append(
-                (
-                    "block-future",
-                    "Changing only the last key and value changed the output of earlier "
-                    "queries: they attend to a position after their own.",
-                )
+    base, later = usable.get("base"), usable.get("last-key-changed")
+    if base is not None and later is not None and not _close(base[:, :-1], later[:, :-1]):
+        found.append(
+            (
+                "block-future",
+                "Changing only the last key and value changed the output of earlier "
+                "queries: they attend to a position after their own.",
             )
+        )
     if "base" in usable and "first-key-changed" in usable:
         unchanged = np.isclose(
             usable["base"], usable["first-key-changed"], rtol=1e-9, atol=1e-12

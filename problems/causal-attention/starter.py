@@ -1,6 +1,3 @@
-import numpy as np
-
-
 def causal_attention(q, k, v):
     """Causal scaled dot-product attention for queries appended to a KV cache.
 

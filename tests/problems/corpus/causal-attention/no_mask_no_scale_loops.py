@@ -4,7 +4,7 @@ import numpy as np
 
 
 def causal_attention(q, k, v):
-    batch, n_q, d = q.shape
+    batch, n_q = q.shape[:2]
     out = np.empty_like(q)
     for b in range(batch):
         for i in range(n_q):
