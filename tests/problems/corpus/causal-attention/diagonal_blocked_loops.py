@@ -4,15 +4,15 @@ import numpy as np
 
 
 def causal_attention(q, k, v):
-    batch, n_q, d = q.shape
-    n_k = k.shape[1]
+    *lead, n_q, d = q.shape
+    n_k = k.shape[-2]
     out = np.zeros_like(q)
-    for b in range(batch):
+    for idx in np.ndindex(*lead):
         for i in range(n_q):
             last = n_k - n_q + i
             scores = np.full(n_k, -np.inf)
             for j in range(last):
-                scores[j] = q[b, i] @ k[b, j] / np.sqrt(d)
+                scores[j] = q[idx][i] @ k[idx][j] / np.sqrt(d)
             w = np.exp(scores - scores.max())
-            out[b, i] = (w / w.sum()) @ v[b]
+            out[idx][i] = (w / w.sum()) @ v[idx]
     return out

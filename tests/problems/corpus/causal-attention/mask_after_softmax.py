@@ -9,6 +9,6 @@ def softmax(x):
 
 
 def causal_attention(q, k, v):
-    n_q, n_k = q.shape[1], k.shape[1]
+    n_q, n_k = q.shape[-2], k.shape[-2]
     keep = np.tril(np.ones((n_q, n_k)), k=n_k - n_q)
-    return (softmax(q @ k.transpose(0, 2, 1) / np.sqrt(q.shape[2])) * keep) @ v
+    return (softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])) * keep) @ v

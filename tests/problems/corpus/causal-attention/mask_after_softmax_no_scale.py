@@ -4,9 +4,9 @@ import numpy as np
 
 
 def causal_attention(q, k, v):
-    n_q, n_k = q.shape[1], k.shape[1]
-    s = q @ k.transpose(0, 2, 1)
-    w = np.exp(s - s.max(axis=2, keepdims=True))
-    w = w / w.sum(axis=2, keepdims=True)
-    w[:, np.arange(n_k)[None, :] > np.arange(n_q)[:, None] + n_k - n_q] = 0.0
+    n_q, n_k = q.shape[-2], k.shape[-2]
+    s = q @ np.swapaxes(k, -1, -2)
+    w = np.exp(s - s.max(axis=-1, keepdims=True))
+    w = w / w.sum(axis=-1, keepdims=True)
+    w[..., np.arange(n_k)[None, :] > np.arange(n_q)[:, None] + n_k - n_q] = 0.0
     return w @ v

@@ -1,14 +1,13 @@
 # expect: no-mask, no-scale
-# Loops over every key with raw dot products.
+# Loops over every key with raw dot products, over the rows of any leading axes.
 import numpy as np
 
 
 def causal_attention(q, k, v):
-    batch, n_q = q.shape[:2]
     out = np.empty_like(q)
-    for b in range(batch):
-        for i in range(n_q):
-            s = k[b] @ q[b, i]
+    for idx in np.ndindex(*q.shape[:-2]):
+        for i in range(q.shape[-2]):
+            s = k[idx] @ q[idx][i]
             w = np.exp(s - s.max())
-            out[b, i] = w @ v[b] / w.sum()
+            out[idx][i] = w @ v[idx] / w.sum()
     return out

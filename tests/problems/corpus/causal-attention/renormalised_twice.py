@@ -5,8 +5,8 @@ import numpy as np
 
 
 def causal_attention(q, k, v):
-    n_q, n_k = q.shape[1], k.shape[1]
-    s = q @ k.transpose(0, 2, 1) / np.sqrt(q.shape[2])
+    n_q, n_k = q.shape[-2], k.shape[-2]
+    s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
     e = np.exp(s)
     total = e.sum(axis=-1, keepdims=True) + 1.0
     keep = np.tril(np.ones((n_q, n_k)), k=n_k - n_q)

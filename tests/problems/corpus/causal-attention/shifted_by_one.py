@@ -5,10 +5,10 @@ import numpy as np
 
 
 def causal_attention(q, k, v):
-    n_q, n_k = q.shape[1], k.shape[1]
+    n_q, n_k = q.shape[-2], k.shape[-2]
     pos = np.minimum(np.arange(n_q)[:, None] + (n_k - n_q) + 1, n_k - 1)
     future = np.arange(n_k)[None, :] > pos
-    s = q @ k.transpose(0, 2, 1) / np.sqrt(q.shape[2])
-    s[:, future] = -np.inf
+    s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+    s[..., future] = -np.inf
     w = np.exp(s - s.max(axis=-1, keepdims=True))
     return w / w.sum(axis=-1, keepdims=True) @ v

@@ -4,9 +4,9 @@ import numpy as np
 
 
 def causal_attention(q, k, v):
-    n_q, n_k = q.shape[1], k.shape[1]
+    n_q, n_k = q.shape[-2], k.shape[-2]
     allowed = np.tril(np.ones((n_q, n_k), dtype=bool))
-    scores = q @ k.transpose(0, 2, 1) / np.sqrt(q.shape[2])
+    scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
     scores = np.where(allowed, scores, -np.inf)
     w = np.exp(scores - scores.max(axis=-1, keepdims=True))
     return (w / w.sum(axis=-1, keepdims=True)) @ v
