@@ -15,16 +15,16 @@ def check_case(inputs, dims):
         )
 
 
-def _case(name, rng, batch, n_q, n_k, d, visibility="hidden"):
+def _case(name, rng, lead, n_q, n_k, d, visibility="hidden"):
     # Entries of order one over sqrt(sqrt(d)) keep the scaled scores of order one.
     s = d**-0.25
     return TestCase(
         name=name,
         visibility=visibility,
         inputs={
-            "q": s * rng.standard_normal((batch, n_q, d)),
-            "k": s * rng.standard_normal((batch, n_k, d)),
-            "v": rng.standard_normal((batch, n_k, d)),
+            "q": s * rng.standard_normal((*lead, n_q, d)),
+            "k": s * rng.standard_normal((*lead, n_k, d)),
+            "v": rng.standard_normal((*lead, n_k, d)),
         },
     )
 
@@ -36,9 +36,9 @@ def _uniform_scores():
         name="zero-scores-cache",
         visibility="public",
         inputs={
-            "q": np.zeros((1, 2, 1)),
-            "k": np.arange(1.0, 6.0).reshape(1, 5, 1),
-            "v": np.array([10.0, 20.0, 30.0, 40.0, 50.0]).reshape(1, 5, 1),
+            "q": np.zeros((2, 1)),
+            "k": np.arange(1.0, 6.0).reshape(5, 1),
+            "v": np.array([10.0, 20.0, 30.0, 40.0, 50.0]).reshape(5, 1),
         },
     )
 
@@ -47,22 +47,22 @@ def public_examples():
     rng = np.random.default_rng(15)
     return [
         _uniform_scores(),
-        _case("self-attention", rng, 1, 3, 3, 2, visibility="public"),
-        _case("cache", rng, 2, 2, 4, 3, visibility="public"),
+        _case("self-attention", rng, (1,), 3, 3, 2, visibility="public"),
+        _case("cache", rng, (2, 2), 2, 4, 3, visibility="public"),
     ]
 
 
 def hidden_cases(rng):
     shapes = [
-        # name, batch, n_q, n_k, d
-        ("square-4", 1, 4, 4, 4),
-        ("square-batch", 3, 6, 6, 8),
-        ("one-query", 2, 1, 7, 4),
-        ("one-query-one-key", 1, 1, 1, 3),
-        ("cache-3-of-5", 2, 3, 5, 4),
-        ("cache-4-of-9", 1, 4, 9, 6),
-        ("cache-5-of-12", 2, 5, 12, 8),
-        ("long-prefix", 1, 3, 16, 4),
+        # name, leading axes, n_q, n_k, d
+        ("square-4", (), 4, 4, 4),
+        ("square-batch", (3,), 6, 6, 8),
+        ("one-query", (2,), 1, 7, 4),
+        ("one-query-one-key", (1,), 1, 1, 3),
+        ("cache-3-of-5", (2,), 3, 5, 4),
+        ("cache-4-of-9", (), 4, 9, 6),
+        ("cache-heads", (2, 4), 5, 12, 8),
+        ("long-prefix", (1,), 3, 16, 4),
     ]
     return [_case(name, rng, *shape) for name, *shape in shapes]
 

@@ -14,12 +14,12 @@ from app.problems.errormodel import Probe
 BATCH, N_Q, N_K, D = 2, 3, 5, 4
 
 
-def _inputs(rng, batch, n_q, n_k, d):
+def _inputs(rng, lead, n_q, n_k, d):
     s = d**-0.25
     return {
-        "q": s * rng.standard_normal((batch, n_q, d)),
-        "k": s * rng.standard_normal((batch, n_k, d)),
-        "v": rng.standard_normal((batch, n_k, d)),
+        "q": s * rng.standard_normal((*lead, n_q, d)),
+        "k": s * rng.standard_normal((*lead, n_k, d)),
+        "v": rng.standard_normal((*lead, n_k, d)),
     }
 
 
@@ -29,16 +29,16 @@ def _positions():
 
 def probes(rng):
     fault = [
-        # name, batch, n_q, n_k, d
-        ("cache-3-of-5", 2, 3, 5, 4),
-        ("square-4", 1, 4, 4, 3),
-        ("one-query", 2, 1, 4, 2),
-        ("cache-2-of-6", 1, 2, 6, 5),
+        # name, leading axes, n_q, n_k, d
+        ("cache-3-of-5", (2,), 3, 5, 4),
+        ("square-4", (), 4, 4, 3),
+        ("one-query", (2,), 1, 4, 2),
+        ("cache-2-of-6", (2, 2), 2, 6, 5),
     ]
     out = [Probe(f"probe-{name}", _inputs(rng, *dims)) for name, *dims in fault]
 
-    base = _inputs(rng, BATCH, N_Q, N_K, D)
-    other = _inputs(rng, BATCH, N_Q, N_K, D)
+    base = _inputs(rng, (BATCH,), N_Q, N_K, D)
+    other = _inputs(rng, (BATCH,), N_Q, N_K, D)
 
     def prop(name, **changes):
         return Probe(f"prop-{name}", {**base, **changes}, purpose="property")
