@@ -58,6 +58,8 @@ def test_instructor_adds_a_case_and_sees_it_listed(
     page.goto("/instructor")
     page.get_by_label("Instructor token").fill(token)
     page.get_by_role("button", name="Use token").click()
+    # The first problem in the list is selected on load; this test is about multi-head attention.
+    page.locator("#problem-select").select_option("multi-head-attention")
     expect(page.locator("#cases-status")).to_contain_text("case")
 
     page.get_by_label("Name").fill("web-added-case")

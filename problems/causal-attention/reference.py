@@ -1,0 +1,56 @@
+"""Reference solution. Trusted code: runs only in the grader, never in a sandbox, never served.
+
+``faults`` switches on the misconceptions of the error model (``faults.toml``): each flag changes
+one step. The plain call, with no flags, is the correct solution.
+"""
+
+import numpy as np
+
+# Every flag this function understands; the loader checks faults.toml names exactly these.
+FAULTS = frozenset(
+    {
+        "upper-left-alignment",
+        "no-mask",
+        "diagonal-blocked",
+        "future-only",
+        "mask-after-softmax",
+        "future-scores-zeroed",
+        "no-scale",
+    }
+)
+
+
+def causal_attention(q, k, v, *, faults=frozenset()):
+    unknown = set(faults) - FAULTS
+    if unknown:
+        raise ValueError(f"unknown fault flags {sorted(unknown)}")
+    has = faults.__contains__
+    n_q, n_k, d = q.shape[-2], k.shape[-2], q.shape[-1]
+
+    scale = np.sqrt(d)
+    if has("no-scale"):
+        scale = 1.0
+    scores = q @ np.swapaxes(k, -1, -2) / scale  # (..., n_q, n_k)
+
+    # Query i sits at position n_k - n_q + i of the sequence; key j at position j.
+    offset = 0 if has("upper-left-alignment") else n_k - n_q
+    position = np.arange(n_q)[:, None] + offset
+    key = np.arange(n_k)[None, :]
+    if has("no-mask"):
+        allowed = np.ones((n_q, n_k), dtype=bool)
+    elif has("diagonal-blocked"):
+        allowed = key < position
+    elif has("future-only"):
+        allowed = key > position
+    else:
+        allowed = key <= position
+
+    if has("future-scores-zeroed"):  # a score of 0 still gets weight e^0 / sum
+        scores = np.where(allowed, scores, 0.0)
+    elif not has("mask-after-softmax"):
+        scores = np.where(allowed, scores, -np.inf)
+    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    weights = weights / weights.sum(axis=-1, keepdims=True)
+    if has("mask-after-softmax"):
+        weights = weights * allowed
+    return weights @ v
