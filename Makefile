@@ -16,6 +16,7 @@ DEB_PACKAGES := bubblewrap libseccomp2 redis-server postgresql chromium debootst
 bench: install
 	$(BIN)/python -c 'import matplotlib' 2>/dev/null || $(BIN)/pip install --quiet -e '.[bench]'
 	$(BIN)/python bench/run.py $(if $(PROBLEM),--problem $(PROBLEM))
+	$(if $(PROBLEM),,$(BIN)/python bench/problems.py)
 
 # Browser assets: frontend/ bundled by npm + esbuild into app/web/static/dist, rebuilt when
 # missing or older than their sources. Debian's nodejs+npm are installed only when no npm is
