@@ -63,6 +63,11 @@ class RunRequest(BaseModel):
         hidden = [c.hidden for c in self.cases]
         if hidden != sorted(hidden):
             raise ValueError("a public case follows a hidden one: public cases must run first")
+        # Outcomes and printed text are matched to cases by name: a hidden case named like a
+        # public one would have what it printed shown as the public case's.
+        names = [c.name for c in self.cases]
+        if len(set(names)) != len(names):
+            raise ValueError("two cases have the same name: every case's name must be unique")
         return self
 
 

@@ -91,6 +91,11 @@ class BwrapSandbox:
             "--unshare-user",
             "--disable-userns",
             "--die-with-parent",
+            # No bwrap reaper as pid 1: it stays dumpable with the job's stdin and the result
+            # stream open, so a submission running as its uid (a grader that is not root) could
+            # open them through /proc/1/fd, read every case and forge the result stream. The
+            # runner's supervisor is pid 1 instead, and it is not dumpable.
+            "--as-pid-1",
             "--new-session",
             "--clearenv",
             "--setenv", "PATH", "/usr/bin:/bin",

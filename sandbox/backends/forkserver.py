@@ -177,6 +177,9 @@ class ForkServerSandbox:
         argv = self.inner.command(ZYGOTE_LIMITS, seccomp_fd)
         # Children create their own user namespaces (bwrap would forbid nesting them).
         argv.remove("--disable-userns")
+        # The zygote keeps bwrap's reaper: its runs are in pid namespaces of their own, where
+        # their supervisor is pid 1, and the zygote relies on the kernel reaping its children.
+        argv.remove("--as-pid-1")
         if userns_fd is not None:
             # The user namespace whose uids are the host's unprivileged range (see
             # unprivileged.py): each child takes a host uid of its own from it.

@@ -4,8 +4,10 @@ while (or after) a given case ran; never to an earlier phase than the one it was
 from __future__ import annotations
 
 import numpy as np
+import pytest
+from pydantic import ValidationError
 
-from sandbox.protocol import Sandbox
+from sandbox.protocol import CaseArgs, RunRequest, Sandbox
 from tests.sandbox.helpers import run
 
 PRINTER = """
@@ -97,3 +99,19 @@ def test_nothing_printed_once_a_hidden_case_started_lands_in_a_public_phase(
     # The hidden text was printed (operators see all of it), only never in a public phase.
     assert "HIDDEN-2" in result.stdout and "HIDDEN-2" in result.stderr
     assert hidden.tobytes().hex() in "".join(c.stdout + c.stderr for c in result.cases[1:])
+
+
+def test_a_hidden_case_named_like_a_public_one_is_refused() -> None:
+    """Printed text and outcomes are matched to cases by name: were a hidden case named like a
+    public one accepted, what it printed (its inputs) would be shown as the public case's."""
+    args: dict[str, np.ndarray | int] = {"a": np.ones(2), "n": 1}
+    with pytest.raises(ValidationError, match="same name"):
+        RunRequest(
+            code=PRINTER,
+            function_name="f",
+            param_names=["a", "n"],
+            cases=[
+                CaseArgs(name="example", args=args),
+                CaseArgs(name="example", args=args, hidden=True),
+            ],
+        )
