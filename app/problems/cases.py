@@ -8,7 +8,7 @@ from typing import Literal
 
 import numpy as np
 
-from app.problems.spec import ArrayParam, ProblemSpec, is_symbolic
+from app.problems.spec import ArrayParam, ProblemSpec, is_symbolic, is_variadic
 
 Visibility = Literal["public", "hidden"]
 # An array (float64 or bool), an int, or None for an omitted optional parameter.
@@ -17,6 +17,9 @@ Inputs = dict[str, InputValue]
 # What the function returns: one array, or a tuple of arrays when the problem names several
 # outputs (in the order of ``returns``).
 Result = np.ndarray | tuple[np.ndarray, ...]
+# The size of every symbolic dimension by name ("n_q": 3), and the sizes of every variadic group
+# under its starred name ("*lead": (2, 4)); an int parameter is bound under its own name.
+Dims = dict[str, int | tuple[int, ...]]
 
 
 class CaseError(ValueError):
@@ -46,7 +49,7 @@ def parts_of(result: Result) -> tuple[np.ndarray, ...]:
     return result if isinstance(result, tuple) else (result,)
 
 
-def bind_dims(spec: ProblemSpec, inputs: Inputs) -> dict[str, int]:
+def bind_dims(spec: ProblemSpec, inputs: Inputs) -> Dims:
     """Check ``inputs`` against the signature and return the size of every symbolic dimension.
 
     An optional parameter may be absent or None. Raises ``CaseError`` naming the first input
@@ -56,7 +59,8 @@ def bind_dims(spec: ProblemSpec, inputs: Inputs) -> dict[str, int]:
     for name in inputs:
         if name not in expected_names:
             raise CaseError(name, f"unexpected input; the signature takes {expected_names}")
-    dims: dict[str, int] = {}
+    dims: Dims = {}
+    origin: dict[str, str] = {}  # which input bound each dimension first, for the messages
     for param in spec.params:
         if param.name not in inputs and not param.optional:
             raise CaseError(param.name, "missing")
@@ -66,7 +70,7 @@ def bind_dims(spec: ProblemSpec, inputs: Inputs) -> dict[str, int]:
                 raise CaseError(param.name, "must not be null: the parameter is not optional")
             continue
         if isinstance(param, ArrayParam):
-            _bind_array(param, value, dims)
+            _bind_array(param, value, dims, origin)
         else:
             if isinstance(value, bool) or not isinstance(value, int | np.integer):
                 raise CaseError(param.name, "must be an integer")
@@ -76,42 +80,81 @@ def bind_dims(spec: ProblemSpec, inputs: Inputs) -> dict[str, int]:
     return dims
 
 
-def _bind_array(param: ArrayParam, value: object, dims: dict[str, int]) -> None:
+def _bind_array(param: ArrayParam, value: object, dims: Dims, origin: dict[str, str]) -> None:
     if not isinstance(value, np.ndarray):
         raise CaseError(param.name, "must be an array")
     if value.dtype != np.dtype(param.dtype):
         raise CaseError(param.name, f"must be {param.dtype}, got {value.dtype}")
-    if value.ndim != len(param.shape):
+    shape = param.shape
+    group = next((i for i, d in enumerate(shape) if is_variadic(d)), None)
+    fixed = len(shape) - (group is not None)
+    if group is None and value.ndim != fixed:
         raise CaseError(
             param.name,
-            f"must have {len(param.shape)} dimensions {tuple(param.shape)}, "
-            f"got shape {value.shape}",
+            f"must have {fixed} dimensions {tuple(shape)}, got shape {value.shape}",
         )
-    for axis, (dim, size) in enumerate(zip(param.shape, value.shape, strict=True)):
-        if not is_symbolic(dim):
-            if size != int(dim):
-                raise CaseError(param.name, f"axis {axis} must be {dim}, got {size}")
-        elif dims.setdefault(dim, size) != size:
-            raise CaseError(
-                param.name,
-                f"axis {axis} ({dim}) is {size} but another input gives {dim}={dims[dim]}",
-            )
+    if group is not None and value.ndim < fixed:
+        raise CaseError(
+            param.name,
+            f"must have at least {fixed} dimensions ({', '.join(shape)}), got shape {value.shape}",
+        )
+    # Each declared entry with the axes it covers: one axis, or a group's run of axes.
+    width = value.ndim - fixed
+    axis = 0
+    for dim in shape:
+        span = width if is_variadic(dim) else 1
+        sizes = tuple(int(n) for n in value.shape[axis : axis + span])
+        where = f"axes {axis}..{axis + span - 1}" if span > 1 else f"axis {axis}"
+        if is_variadic(dim):
+            bound = dims.setdefault(dim, sizes)
+            if bound != sizes:
+                raise CaseError(
+                    param.name,
+                    f"{dim} is {sizes} ({where if span else 'no axes'}) but {origin[dim]} "
+                    f"gives {dim}={bound}",
+                )
+        elif not is_symbolic(dim):
+            if sizes[0] != int(dim):
+                raise CaseError(param.name, f"{where} must be {dim}, got {sizes[0]}")
+        else:
+            bound = dims.setdefault(dim, sizes[0])
+            if bound != sizes[0]:
+                raise CaseError(
+                    param.name,
+                    f"{where} ({dim}) is {sizes[0]} but another input gives {dim}={bound}",
+                )
+        origin.setdefault(dim, param.name)
+        axis += span
     if value.dtype.kind == "f" and not np.all(np.isfinite(value)):
         raise CaseError(param.name, "contains NaN or infinity")
 
 
-def _sizes(shape: Sequence[str], dims: dict[str, int]) -> tuple[int, ...]:
+def _sizes(shape: Sequence[str], dims: Dims) -> tuple[int, ...]:
     unbound = [d for d in shape if is_symbolic(d) and d not in dims]
     if unbound:
         raise CaseError("inputs", f"no input gives the size of {unbound}")
-    return tuple(dims[d] if is_symbolic(d) else int(d) for d in shape)
+    sizes: list[int] = []
+    for dim in shape:
+        size = dims[dim] if is_symbolic(dim) else int(dim)
+        sizes.extend(size if isinstance(size, tuple) else (size,))
+    return tuple(sizes)
 
 
-def output_shapes(spec: ProblemSpec, dims: dict[str, int]) -> list[tuple[int, ...]]:
+def broadcastable(field: str, shape: tuple[int, ...], target: tuple[int, ...]) -> None:
+    """For a problem's ``check_case``: raise ``CaseError`` on ``field`` unless an array of
+    ``shape`` broadcasts to ``target`` without growing it (a mask to the scores' shape)."""
+    ok = len(shape) <= len(target) and all(
+        n in (1, m) for n, m in zip(shape[::-1], target[::-1], strict=False)
+    )
+    if not ok:
+        raise CaseError(field, f"shape {shape} does not broadcast to {target}")
+
+
+def output_shapes(spec: ProblemSpec, dims: Dims) -> list[tuple[int, ...]]:
     """The shape of every output, in the order of ``returns``."""
     return [_sizes(o.shape, dims) for o in spec.outputs]
 
 
-def expected_shape(spec: ProblemSpec, dims: dict[str, int]) -> tuple[int, ...]:
+def expected_shape(spec: ProblemSpec, dims: Dims) -> tuple[int, ...]:
     """The first (for most problems, the only) output's shape."""
     return output_shapes(spec, dims)[0]

@@ -84,6 +84,8 @@ def check_folder(
         f"{problem.id}: loaded; the reference ran on {len(problem.examples)} examples, "
         f"{len(problem.hidden)} hidden cases and {len(probes)} probes"
     )
+    for line in _group_notes(problem):
+        note(line)
     if problem.diagnostics is None:
         note("no faults.toml: wrong answers are graded but not diagnosed")
     else:
@@ -96,6 +98,24 @@ def check_folder(
 
 Note = Callable[[str], None]
 Report = Callable[[Path, str | None, str], None]
+
+
+def _group_notes(problem: Problem) -> list[str]:
+    """How many axes each variadic group (``*lead``) takes across the cases and probes: a group
+    tried at one rank only leaves the other ranks untested."""
+    probes = problem.diagnostics.probes if problem.diagnostics else ()
+    ranks: dict[str, set[int]] = {}
+    for inputs in [c.inputs for c in problem.examples + problem.hidden] + [
+        p.inputs for p in probes
+    ]:
+        for name, size in problem.validate_inputs(inputs).items():
+            if isinstance(size, tuple):
+                ranks.setdefault(name, set()).add(len(size))
+    return [
+        f"shapes: {name} takes {', '.join(map(str, sorted(found)))} axes across the cases and "
+        f"probes" + (" (one rank only: the others are untested)" if len(found) == 1 else "")
+        for name, found in sorted(ranks.items())
+    ]
 
 
 def _check_math(directory: Path, note: Note, defect: Report) -> None:

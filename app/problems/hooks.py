@@ -6,6 +6,10 @@
   but weak for diagnosis (a single head, a saturated softmax...), as ``CaseWarning`` objects. A
   warning's ``about`` lists the dimensions it covers, so the generic ``unit-dimension`` warning
   is not given again for them.
+
+``dims`` holds every symbolic dimension's size by name and every variadic group's sizes as a
+tuple under its starred name (``dims["*lead"] == (2, 4)``); a relation between groups, such as
+a mask that must broadcast to the scores, is checked here (``app.problems.cases.broadcastable``).
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from collections.abc import Callable
 
 from pydantic import BaseModel, Field
 
-from app.problems.cases import Inputs
+from app.problems.cases import Dims, Inputs
 
 
 class CaseWarning(BaseModel):
@@ -24,15 +28,15 @@ class CaseWarning(BaseModel):
     about: tuple[str, ...] = Field(default=(), exclude=True)
 
 
-CaseCheck = Callable[[Inputs, dict[str, int]], None]
-WarningHook = Callable[[Inputs, dict[str, int]], list[CaseWarning]]
+CaseCheck = Callable[[Inputs, Dims], None]
+WarningHook = Callable[[Inputs, Dims], list[CaseWarning]]
 
 
-def no_check(inputs: Inputs, dims: dict[str, int]) -> None:
+def no_check(inputs: Inputs, dims: Dims) -> None:
     return None
 
 
-def no_warnings(inputs: Inputs, dims: dict[str, int]) -> list[CaseWarning]:
+def no_warnings(inputs: Inputs, dims: Dims) -> list[CaseWarning]:
     return []
 
 

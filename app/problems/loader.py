@@ -29,6 +29,7 @@ from pydantic import ValidationError
 
 from app.problems.cases import (
     CaseError,
+    Dims,
     Inputs,
     Result,
     TestCase,
@@ -80,7 +81,7 @@ class Problem:
     def id(self) -> str:
         return self.spec.id
 
-    def validate_inputs(self, inputs: Inputs) -> dict[str, int]:
+    def validate_inputs(self, inputs: Inputs) -> Dims:
         """Signature check plus the problem's own constraints; raises ``CaseError``."""
         dims = bind_dims(self.spec, inputs)
         self.check_case(inputs, dims)

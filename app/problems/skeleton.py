@@ -14,6 +14,9 @@ function_name = "{function}"
 # Seeds hidden_cases(rng) and probes(rng), so every machine grades on the same inputs.
 seed = 1
 
+# A shape entry is a dimension name (the same size wherever it appears), a fixed size ("3"), or
+# one variadic group per shape, "*lead": any number of axes, the same sizes wherever "*lead"
+# appears, outputs included (["*lead", "n", "d"] takes (n, d), (b, n, d), (b, h, n, d)...).
 params = [
     {{ name = "x", kind = "array", shape = ["n", "d"] }},
     {{ name = "w", kind = "array", shape = ["d", "k"] }},

@@ -5,22 +5,40 @@ from __future__ import annotations
 import re
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    model_validator,
+)
 
 Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$", max_length=64)]
 Identifier = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", max_length=64)]
-# A symbolic dimension name ("batch", "d_model") or a fixed size.
-Dim = Annotated[str, StringConstraints(pattern=r"^([A-Za-z_][A-Za-z0-9_]*|[0-9]+)$")]
+# A symbolic dimension name ("batch", "d_model"), a fixed size, or a variadic group ("*lead"):
+# any number of axes (0 or more), the same sizes wherever the same group appears.
+Dim = Annotated[str, StringConstraints(pattern=r"^(\*?[A-Za-z_][A-Za-z0-9_]*|[0-9]+)$")]
 
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+def _one_group(shape: list[str]) -> list[str]:
+    groups = [d for d in shape if is_variadic(d)]
+    if len(groups) > 1:
+        raise ValueError(f"at most one variadic group (*name) per shape, got {groups}")
+    return shape
+
+
+Shape = Annotated[list[Dim], Field(min_length=1, max_length=8), AfterValidator(_one_group)]
+
+
 class ArrayParam(_Strict):
     name: Identifier
     kind: Literal["array"]
-    shape: list[Dim] = Field(min_length=1, max_length=8)
+    shape: Shape
     # A boolean array (a mask) stays boolean end to end: in cases, on the wire, in the call.
     dtype: Literal["float64", "bool"] = "float64"
     # An optional parameter may be None (``mask=None``); its dimensions then bind nothing.
@@ -63,7 +81,7 @@ class Returns(_Strict):
     each with its own shape and, if it needs one, its own tolerance."""
 
     name: Identifier = "output"
-    shape: list[Dim] = Field(min_length=1, max_length=8)
+    shape: Shape
     dtype: Literal["float64"] = "float64"
     tolerance: Tolerance | None = None
 
@@ -100,7 +118,20 @@ class ProblemSpec(_Strict):
             not p.optional for p in self.params[len(self.params) - len(optional) :]
         ):
             raise ValueError(f"params: optional parameters {optional} must come last")
+        self._check_dim_names()
         return self
+
+    def _check_dim_names(self) -> None:
+        arrays = [p for p in self.params if isinstance(p, ArrayParam)]
+        bound = {d for p in arrays for d in p.shape} | {p.name for p in self.params}
+        for name in sorted({d[1:] for d in bound if is_variadic(d)} & bound):
+            raise ValueError(f"params: {name!r} is used both as a dimension and as *{name}")
+        for output in self.outputs:
+            unbound = [d for d in output.shape if is_symbolic(d) and d not in bound]
+            if unbound:
+                raise ValueError(
+                    f"returns: {output.name} uses {unbound}, which no parameter's shape gives"
+                )
 
     @property
     def outputs(self) -> list[Returns]:
@@ -132,4 +163,15 @@ class ProblemSpec(_Strict):
 
 
 def is_symbolic(dim: str) -> bool:
+    """A name (``n_q``) or a variadic group (``*lead``), not a fixed size."""
     return re.fullmatch(r"[0-9]+", dim) is None
+
+
+def is_variadic(dim: str) -> bool:
+    """A variadic group (``*lead``): it binds a tuple of 0 or more sizes."""
+    return dim.startswith("*")
+
+
+def shape_text(shape: list[str]) -> str:
+    """A declared shape as the statement writes it: ``(*lead, n_q, d)``."""
+    return f"({', '.join(shape)}{',' if len(shape) == 1 else ''})"

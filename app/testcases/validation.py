@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from app.problems.cases import CaseError, Inputs, Result, output_shapes, parts_of
+from app.problems.cases import CaseError, Dims, Inputs, Result, output_shapes, parts_of
 from app.problems.hooks import exception_name
 from app.problems.loader import Problem
 from app.problems.spec import ArrayParam, IntParam, Tolerance
@@ -24,7 +24,7 @@ class CheckedCase:
     # The reference's result (an array, or a tuple for several outputs); None when the case
     # requires the function to raise ``raises``.
     expected: Result | None
-    dims: dict[str, int]
+    dims: Dims
     warnings: list[CaseWarning]
     raises: str | None = None
 
@@ -181,7 +181,7 @@ def check_case(
 
 
 def _check_raises(
-    problem: Problem, inputs: Inputs, dims: dict[str, int], given: Result | None, raises: str
+    problem: Problem, inputs: Inputs, dims: Dims, given: Result | None, raises: str
 ) -> CheckedCase:
     if given is not None:
         raise CaseError("expected", "a case that requires an exception has no expected output")

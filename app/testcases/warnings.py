@@ -5,7 +5,8 @@ Generic rules, for every problem (documented in docs/problem-authoring.md):
 - the problem's own warnings first (``case_warnings(inputs, dims)`` in its ``cases.py``, e.g.
   a single head or a saturated softmax for attention);
 - ``unit-dimension``: a symbolic dimension of an array is 1 (except those in ``unit_dims_ok``
-  of ``problem.toml``, and those a problem warning already speaks for);
+  of ``problem.toml``, those a problem warning already speaks for, and the axes of a variadic
+  group such as ``*lead``);
 - ``integer-valued``: a float input holds only whole numbers: exact arithmetic hides float32
   work, and ties make different mistakes agree;
 - ``misses-faults``: some known mistakes of the problem's error model give the right answer on
@@ -20,7 +21,7 @@ import threading
 
 import numpy as np
 
-from app.problems.cases import Inputs, Result, TestCase, parts_of
+from app.problems.cases import Dims, Inputs, Result, TestCase, parts_of
 from app.problems.hooks import CaseWarning, exception_name
 from app.problems.loader import Problem
 from app.problems.spec import ArrayParam
@@ -31,7 +32,7 @@ __all__ = ["CaseWarning", "case_warnings"]
 def case_warnings(
     problem: Problem,
     inputs: Inputs,
-    dims: dict[str, int],
+    dims: Dims,
     expected: Result | None,
     raises: str | None = None,
 ) -> list[CaseWarning]:
@@ -39,8 +40,9 @@ def case_warnings(
     covered = {dim for w in found for dim in w.about} | set(problem.spec.unit_dims_ok)
     # Dimensions of arrays only: an int parameter (an axis, a head count) is not a size.
     sizes = {d for p in problem.spec.params if isinstance(p, ArrayParam) for d in p.shape}
+    # A variadic group (*lead) is left out: size-1 leading axes are how arrays broadcast.
     for dim, size in dims.items():
-        if size == 1 and dim in sizes and dim not in covered:
+        if isinstance(size, int) and size == 1 and dim in sizes and dim not in covered:
             found.append(
                 CaseWarning(code="unit-dimension", message=f"{dim} = 1: a size-1 dimension.")
             )

@@ -16,6 +16,7 @@ from tests.conftest import PROBLEMS_DIR
 from tests.grading.test_errormodel import edit
 
 DEMO = Path(__file__).parent / "fixtures" / "contract-demo"
+VARIADIC = Path(__file__).parent / "fixtures-variadic" / "variadic-demo"
 
 
 def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -29,7 +30,9 @@ def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]
     )
 
 
-@pytest.mark.parametrize("folder", [*problem_folders(PROBLEMS_DIR), DEMO], ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "folder", [*problem_folders(PROBLEMS_DIR), DEMO, VARIADIC], ids=lambda p: p.name
+)
 def test_every_problem_folder_passes_the_check(folder: Path):
     done = run("check", str(folder))
     assert done.returncode == 0, done.stdout + done.stderr

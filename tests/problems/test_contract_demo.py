@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import shutil
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -44,12 +45,13 @@ def masked_attention(Q, K, V, temperature, mask=None):
 """
 
 
-@pytest.fixture
-def api(tmp_path: Path) -> Iterator[TestClient]:
+@contextmanager
+def serving_folder(tmp_path: Path, problem_dirs: Path) -> Iterator[TestClient]:
+    """The app with the shipped problems and those of ``problem_dirs`` (GRADER_PROBLEM_DIRS)."""
     settings = Settings(
         data_dir=tmp_path / "data",
         problems_dir=PROBLEMS_DIR,
-        problem_dirs=str(FIXTURES),
+        problem_dirs=str(problem_dirs),
         workers=1,
         rate_limit=10_000,
         poll_seconds=0.05,
@@ -59,14 +61,25 @@ def api(tmp_path: Path) -> Iterator[TestClient]:
 
 
 @pytest.fixture
+def api(tmp_path: Path) -> Iterator[TestClient]:
+    with serving_folder(tmp_path, FIXTURES) as client:
+        yield client
+
+
+@pytest.fixture
 def tokens(api: TestClient) -> Tokens:
     return add_tokens(api)
 
 
-def grade(api: TestClient, code: str) -> dict[str, Any]:
-    response = api.post(f"{URL}/submissions", params={"wait": 30}, json={"code": code})
+def grade_at(api: TestClient, url: str, code: str) -> dict[str, Any]:
+    """Submit ``code`` to the problem at ``url`` and wait for its report."""
+    response = api.post(f"{url}/submissions", params={"wait": 30}, json={"code": code})
     assert response.status_code in (200, 202), response.text
     return wait_done(api, response.json()["id"])
+
+
+def grade(api: TestClient, code: str) -> dict[str, Any]:
+    return grade_at(api, URL, code)
 
 
 def test_both_folders_are_served_and_the_demo_shows_its_contract(api: TestClient):

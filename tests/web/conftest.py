@@ -136,3 +136,23 @@ def browsing(browser: object, url: str) -> Iterator[object]:
 def page(browser: object, server: Server) -> Iterator[object]:
     with browsing(browser, server.url) as pg:
         yield pg
+
+
+# The test problems of tests/problems (the contract demo, the variadic demo), served beside the
+# shipped ones through GRADER_PROBLEM_DIRS.
+FIXTURE_PROBLEM_DIRS = ":".join(
+    str(REPO_ROOT / "tests" / "problems" / name) for name in ("fixtures", "fixtures-variadic")
+)
+
+
+@pytest.fixture(scope="module")
+def fixtures_server(web_assets: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    root = tmp_path_factory.mktemp("fixtures-server")
+    with serving(root, GRADER_PROBLEM_DIRS=FIXTURE_PROBLEM_DIRS) as running:
+        yield running
+
+
+@pytest.fixture
+def fixtures_page(browser: object, fixtures_server: Server) -> Iterator[object]:
+    with browsing(browser, fixtures_server.url) as pg:
+        yield pg

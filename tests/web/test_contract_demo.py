@@ -5,36 +5,20 @@ and the instructor form generated from the parameters (a boolean mask, None, an 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Page, expect
 
-from tests.problems.test_contract_demo import CORRECT, FIXTURES
-from tests.web.conftest import Server, browsing, serving
+from tests.problems.test_contract_demo import CORRECT
+from tests.web.conftest import Server
 from tests.web.helpers import axe_violations, set_code, shot
 from tests.web.test_instructor import _instructor_token
 
 pytestmark = pytest.mark.timeout(300)
 
 
-@pytest.fixture(scope="module")
-def demo_server(web_assets: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    root = tmp_path_factory.mktemp("demo-server")
-    with serving(root, GRADER_PROBLEM_DIRS=str(FIXTURES)) as running:
-        yield running
-
-
-@pytest.fixture
-def demo_page(browser: Browser, demo_server: Server) -> Iterator[Page]:
-    with browsing(browser, demo_server.url) as page:
-        assert isinstance(page, Page)
-        yield page
-
-
-def test_examples_show_each_output_and_the_expected_error(demo_page: Page) -> None:
-    page = demo_page
+def test_examples_show_each_output_and_the_expected_error(fixtures_page: Page) -> None:
+    page = fixtures_page
     page.goto("/problems/contract-demo")
     page.locator(".cm-content").wait_for()
     expect(page.locator("#problem-title")).to_have_text("Masked attention weights (contract demo)")
@@ -47,8 +31,8 @@ def test_examples_show_each_output_and_the_expected_error(demo_page: Page) -> No
     expect(blocked.locator(".raises")).to_have_text("raises ValueError")
 
 
-def test_a_wrong_mask_shows_a_result_and_a_heat_map_per_output(demo_page: Page) -> None:
-    page = demo_page
+def test_a_wrong_mask_shows_a_result_and_a_heat_map_per_output(fixtures_page: Page) -> None:
+    page = fixtures_page
     page.goto("/problems/contract-demo")
     page.locator(".cm-content").wait_for()
     set_code(page, CORRECT.replace("np.where(mask, scores", "np.where(~mask, scores"))
@@ -67,16 +51,20 @@ def test_a_wrong_mask_shows_a_result_and_a_heat_map_per_output(demo_page: Page) 
     assert axe_violations(page) == []
 
 
-def test_the_instructor_form_is_generated_from_the_parameters(
-    demo_page: Page, demo_server: Server
-) -> None:
-    page = demo_page
-    token = _instructor_token(demo_server)
+def open_field_form(page: Page, server: Server, problem_id: str) -> None:
+    """The instructor page, signed in, on the form with a field per parameter of the problem."""
     page.goto("/instructor")
-    page.get_by_label("Instructor token").fill(token)
+    page.get_by_label("Instructor token").fill(_instructor_token(server))
     page.get_by_role("button", name="Use token").click()
-    page.locator("#problem-select").select_option("contract-demo")
+    page.locator("#problem-select").select_option(problem_id)
     page.get_by_label("a field per parameter").check()
+
+
+def test_the_instructor_form_is_generated_from_the_parameters(
+    fixtures_page: Page, fixtures_server: Server
+) -> None:
+    page = fixtures_page
+    open_field_form(page, fixtures_server, "contract-demo")
     mask = page.get_by_label("mask: nested lists of true/false, shape (n_q, n_k)")
     expect(mask).to_be_visible()
     expect(page.get_by_label("temperature: an integer from 1 to 8")).to_have_attribute("max", "8")

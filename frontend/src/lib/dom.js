@@ -75,3 +75,16 @@ export function shapeText(shape) {
 export function fill(el, ...children) {
   return append(clear(el), children);
 }
+
+/** The variadic groups ("*lead") among declared shapes, each once, in order of appearance. */
+export function variadicGroups(shapes) {
+  return [...new Set(shapes.flat().filter((d) => typeof d === "string" && d.startsWith("*")))];
+}
+
+/** One sentence explaining the variadic groups of declared shapes; "" when there are none. */
+export function variadicNote(shapes) {
+  const groups = variadicGroups(shapes);
+  if (!groups.length) return "";
+  const names = groups.join(", ");
+  return `${names}: any number of axes (none, one, two…), the same sizes everywhere it appears.`;
+}

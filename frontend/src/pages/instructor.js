@@ -2,7 +2,7 @@
 // Talks to the instructor API (Bearer token); the token is kept for this browser session only.
 import { api, describeError } from "../lib/api.js";
 import { barChart, rateChart } from "../lib/charts.js";
-import { clear, fill, formatNumber, h } from "../lib/dom.js";
+import { clear, fill, formatNumber, h, shapeText, variadicNote } from "../lib/dom.js";
 import { sessionStore } from "../lib/storage.js";
 
 const TOKEN_KEY = "tj:instructor-token";
@@ -218,7 +218,8 @@ const detailOf = (id) => {
 function paramLabel(param) {
   if (param.kind === "int") return `${param.name}: an integer from ${param.minimum} to ${param.maximum}`;
   const what = param.dtype === "bool" ? "true/false" : "numbers";
-  return `${param.name}: nested lists of ${what}, shape (${param.shape.join(", ")})`;
+  const note = variadicNote([param.shape]);
+  return `${param.name}: nested lists of ${what}, shape ${shapeText(param.shape)}${note ? `; ${note}` : ""}`;
 }
 
 /** One field per parameter of the current problem, generated from its signature. */

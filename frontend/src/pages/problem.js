@@ -1,6 +1,6 @@
 // "/problems/{id}": statement, editor, grading with live progress, result panel and history.
 import { api, describeError } from "../lib/api.js";
-import { clear, fill, h } from "../lib/dom.js";
+import { clear, fill, h, shapeText, variadicNote } from "../lib/dom.js";
 import { createEditor } from "../lib/editor.js";
 import { followSubmission } from "../lib/follow.js";
 import { formatValue } from "../lib/format.js";
@@ -47,7 +47,7 @@ function statementColumn(p) {
     h("h1", { id: "problem-title" }, p.title),
     h("p", { class: "meta" }, h("span", { class: `badge difficulty-${p.difficulty}` }, p.difficulty), " ", p.summary),
     md,
-    h("section", { "aria-labelledby": "sig-heading" }, h("h2", { id: "sig-heading" }, "Signature"), sig),
+    h("section", { "aria-labelledby": "sig-heading" }, h("h2", { id: "sig-heading" }, "Signature"), sig, shapesList(p)),
     h(
       "section",
       { "aria-labelledby": "reqs-heading" },
@@ -73,6 +73,25 @@ function statementColumn(p) {
         ),
       ),
     ),
+  );
+}
+
+/** Every array's declared shape: parameters, then outputs; variadic groups explained once. */
+function shapesList(p) {
+  const arrays = p.params.filter((x) => x.kind === "array");
+  const row = (name, shape, what) => h("li", { "data-shape": name }, h("code", {}, name), " ", h("code", {}, shapeText(shape)), what ? ` ${what}` : "");
+  const note = variadicNote([...arrays.map((x) => x.shape), ...p.outputs.map((o) => o.shape)]);
+  return h(
+    "div",
+    { class: "shapes" },
+    h("h3", { class: "sub" }, "Shapes"),
+    h(
+      "ul",
+      { class: "shape-list" },
+      arrays.map((x) => row(x.name, x.shape, [x.dtype === "bool" ? "bool" : "", x.optional ? "or None" : ""].filter(Boolean).join(", "))),
+      p.outputs.map((o) => row(o.name, o.shape, p.multiple_outputs ? "(returned)" : "(the result)")),
+    ),
+    note ? h("p", { class: "help", id: "variadic-note" }, note) : null,
   );
 }
 
