@@ -18,7 +18,7 @@ from fastapi.testclient import TestClient
 
 from app.core.config import Settings
 from app.main import create_app
-from app.problems.loader import ProblemLoadError, load_problem
+from app.problems.loader import ProblemLoadError, load_problem, problem_folders
 from tests.conftest import PROBLEMS_DIR
 from tests.instructors.conftest import Tokens, add_tokens, bearer, error_of
 from tests.support.api import wait_done
@@ -84,7 +84,8 @@ def grade(api: TestClient, code: str) -> dict[str, Any]:
 
 def test_both_folders_are_served_and_the_demo_shows_its_contract(api: TestClient):
     ids = {p["id"] for p in api.get("/api/problems").json()}
-    assert ids == {"multi-head-attention", DEMO}
+    # Every folder under problems/ and the demo from the extra folder.
+    assert ids == {d.name for d in problem_folders(PROBLEMS_DIR)} | {DEMO}
     detail = api.get(URL).json()
     params = {p["name"]: p for p in detail["params"]}
     assert params["mask"] == {
