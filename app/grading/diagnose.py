@@ -66,6 +66,13 @@ def _usable(
     return out
 
 
+def _raised(outcome: CaseOutcome | None) -> str | None:
+    """The exception type a call raised; None when it returned (or did not run)."""
+    if outcome is None or outcome.output is not None or outcome.error is None:
+        return None
+    return outcome.error.type
+
+
 def _codes(combos: Sequence[Combo]) -> list[frozenset[str]]:
     return [c.codes for c in combos]
 
@@ -87,7 +94,7 @@ def diagnose(
     columns = table.columns
     parts = len(problem.spec.outputs)
     outputs = [_usable(probe_outcomes.get(c.name), c.shape, c.part, parts) for c in columns]
-    matches = table.match(outputs)
+    matches = table.match(outputs, [_raised(probe_outcomes.get(c.name)) for c in columns])
     n = len({c.name for c in columns})  # probes (a probe has a column per output)
 
     found = table.smallest(matches.exact.all(axis=1))
@@ -207,6 +214,8 @@ def _implicated(
     parts = len(problem.spec.outputs)
     outputs: dict[str, Result | None] = {}
     for probe in diagnostics.probes:
+        if probe.name not in table.shapes:  # expects an error: no output to check
+            continue
         shapes = table.shapes[probe.name]
         got = [
             _usable(probe_outcomes.get(probe.name), shape, k, parts)

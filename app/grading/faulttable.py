@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from app.problems.cases import output_shapes
 from app.problems.errormodel import Diagnostics, Probe
+from app.problems.hooks import exception_name
 from app.problems.loader import Problem
 
 
@@ -45,6 +47,9 @@ class ProbeColumn:
     marks: frozenset[str] = frozenset()  # the probe's marks, for the problem's own checks
     part: int = 0  # which output of the function: its index in ``returns``
     output: str = "output"  # and its name
+    # For a probe that expects an error: (combos,) the exception name each combination raised
+    # there, "" where it returned. A submission that raises is matched on this alone.
+    raised: np.ndarray | None = None
     # Derived once here rather than for every diagnosed submission:
     # (combos, size) atol + rtol * |filled|, the tolerance around each entry;
     tolerance: np.ndarray = field(init=False, repr=False)
@@ -85,19 +90,26 @@ class FaultTable:
         probes = [p for p in diagnostics.probes if p.purpose == "fault"]
         combos = enumerate_combos(diagnostics)
         spec = problem.spec
-        correct = {p.name: problem.evaluate(p.inputs) for p in diagnostics.probes}
+        correct = {
+            p.name: problem.evaluate(p.inputs) for p in diagnostics.probes if p.raises is None
+        }
+        shapes = [_shapes(problem, p, correct) for p in probes]
         # One column per (probe, output); raw[combo][column] is that output, flattened.
         wanted = [(probe, k) for probe in probes for k in range(len(spec.outputs))]
-        raw = [_row(problem, combo, probes, [correct[p.name] for p in probes]) for combo in combos]
+        rows = [_row(problem, combo, probes, shapes) for combo in combos]
+        raw = [r for r, _ in rows]
         keep = _distinct(combos, raw)
+        raised = np.array([[r[i] for _, r in rows] for i in range(len(probes))], dtype=object)
         self.combos: list[Combo] = [combos[i] for i in keep]
         self.sizes = np.array([c.size for c in self.combos])
         self.columns: list[ProbeColumn] = []
         for j, (probe, k) in enumerate(wanted):
-            right = correct[probe.name][k]
+            shape = shapes[j // len(spec.outputs)][k]
+            size = int(np.prod(shape))
+            right = correct[probe.name][k] if probe.raises is None else None
             entries = [raw[i][j] for i in keep]
             failed = np.array([e is None for e in entries])
-            stacked = np.stack([np.zeros(right.size) if e is None else e for e in entries])
+            stacked = np.stack([np.zeros(size) if e is None else e for e in entries])
             finite = np.isfinite(stacked)
             filled = np.where(finite, stacked, 0.0)
             # A row with no output holds NaN: its differences are NaN, so it matches nothing.
@@ -108,15 +120,16 @@ class FaultTable:
             self.columns.append(
                 ProbeColumn(
                     name=probe.name,
-                    shape=right.shape,
+                    shape=shape,
                     filled=filled,
                     finite=finite,
                     rtol=tolerance.rtol,
                     atol=tolerance.atol,
-                    scale=float(np.abs(right).max(initial=0.0)) or 1.0,
+                    scale=1.0 if right is None else float(np.abs(right).max(initial=0.0)) or 1.0,
                     marks=frozenset(probe.marks),
                     part=k,
                     output=output.name,
+                    raised=None if probe.raises is None else raised[j // len(spec.outputs)][keep],
                 )
             )
         # Every probe's correct output shapes (one per output), property probes included.
@@ -128,13 +141,20 @@ class FaultTable:
         self.rtol = spec.tolerance.rtol
         self.atol = spec.tolerance.atol
 
-    def match(self, outputs: Sequence[np.ndarray | None]) -> Matches:
+    def match(
+        self, outputs: Sequence[np.ndarray | None], raised: Sequence[str | None] | None = None
+    ) -> Matches:
         """Which combinations reproduce each probe's output. ``None`` (crash, wrong shape)
-        matches nothing. Non-finite values must sit exactly where the model has them."""
+        matches nothing, except on a probe that expects an error, where the exception type
+        ``raised[j]`` matches the combinations raising that type. Non-finite values must sit
+        exactly where the model has them."""
         n = len(self.combos)
         exact = np.zeros((n, len(self.columns)), dtype=bool)
         close = np.zeros_like(exact)
         for j, (column, output) in enumerate(zip(self.columns, outputs, strict=True)):
+            if column.raised is not None and raised is not None and raised[j] is not None:
+                exact[:, j] = close[:, j] = column.raised == raised[j]
+                continue
             if output is None or output.shape != column.shape:
                 continue
             flat = np.asarray(output, dtype=np.float64).ravel()
@@ -161,25 +181,39 @@ class FaultTable:
         return list(found.values())
 
 
+def _shapes(
+    problem: Problem, probe: Probe, correct: dict[str, tuple[np.ndarray, ...]]
+) -> list[tuple[int, ...]]:
+    """The correct outputs' shapes on a probe; on one that expects an error, the shapes the
+    signature gives (what a function that wrongly returns there should return)."""
+    if probe.raises is None:
+        return [part.shape for part in correct[probe.name]]
+    return output_shapes(problem.spec, problem.validate_inputs(probe.inputs))
+
+
 def _row(
     problem: Problem,
     combo: Combo,
     probes: Sequence[Probe],
-    correct: Sequence[tuple[np.ndarray, ...]],
-) -> list[np.ndarray | None]:
-    """One combination's outputs on the fault probes, one flattened array per (probe, output);
-    None where the faulty reference raises or gives another shape."""
+    shapes: Sequence[Sequence[tuple[int, ...]]],
+) -> tuple[list[np.ndarray | None], list[str]]:
+    """One combination's outputs on the fault probes, one flattened array per (probe, output),
+    None where the faulty reference raises or gives another shape; and per probe the name of
+    the exception it raised ("" where it returned)."""
     row: list[np.ndarray | None] = []
-    for probe, right in zip(probes, correct, strict=True):
+    raised: list[str] = []
+    for probe, want in zip(probes, shapes, strict=True):
         try:
             with np.errstate(all="ignore"):  # unstable variants overflow on purpose
                 parts: tuple[np.ndarray, ...] | None = problem.evaluate(probe.inputs, combo.flags)
-        except Exception:  # a fault that cannot run on this probe reproduces no output there
+            raised.append("")
+        except Exception as exc:  # a fault that cannot run on this probe reproduces no output
             parts = None
-        for k, want in enumerate(right):
-            got = parts[k] if parts is not None and len(parts) == len(right) else None
-            row.append(got.ravel() if got is not None and got.shape == want.shape else None)
-    return row
+            raised.append(exception_name(exc))
+        for k, shape in enumerate(want):
+            got = parts[k] if parts is not None and len(parts) == len(want) else None
+            row.append(got.ravel() if got is not None and got.shape == shape else None)
+    return row, raised
 
 
 def _distinct(combos: list[Combo], raw: list[list[np.ndarray | None]]) -> list[int]:

@@ -22,6 +22,7 @@ import numpy as np
 from app.core.config import REPO_ROOT
 from app.grading.pipeline import grade_submission
 from app.problems.cases import Inputs
+from app.problems.hooks import exception_name
 from app.problems.loader import Problem, ProblemLoadError, load_problem
 from app.problems.solutions import single_fault_source
 from app.reports.diagnosability import build_report, label
@@ -148,20 +149,32 @@ def _check_flags(problem: Problem, note: Note, defect: Report) -> None:
     tell that mistake from a correct answer."""
     assert problem.diagnostics is not None
     model = problem.diagnostics.error_model
-    inputs = [c.inputs for c in problem.examples + problem.hidden if c.raises is None]
-    inputs += [p.inputs for p in problem.diagnostics.probes]
+    every = [(c.inputs, c.raises) for c in problem.examples + problem.hidden]
+    every += [(p.inputs, p.raises) for p in problem.diagnostics.probes]
+    inputs = [i for i, raises in every if raises is None]
     correct = [problem.evaluate(i) for i in inputs]
+    # Where the function must raise, a flag shows by raising something else or returning.
+    errors = [(i, raises) for i, raises in every if raises is not None]
     for code in model.faults:
         for flag in model.flags(code):
             if not any(
                 _differs(problem, i, flag, want) for i, want in zip(inputs, correct, strict=True)
-            ):
+            ) and not any(_raised_by(problem, i, flag) != raises for i, raises in errors):
                 defect(
                     problem.directory / "faults.toml",
                     f"faults.{code}",
                     f"the flag {flag!r} changes no output of any case or probe",
                 )
     note(f"every one of {len(model.all_flags())} fault flags was checked on every input")
+
+
+def _raised_by(problem: Problem, inputs: Inputs, flag: str) -> str | None:
+    try:
+        with np.errstate(all="ignore"):
+            problem.evaluate(inputs, frozenset({flag}))
+    except Exception as exc:
+        return exception_name(exc)
+    return None
 
 
 def _differs(problem: Problem, inputs: Inputs, flag: str, want: tuple[np.ndarray, ...]) -> bool:

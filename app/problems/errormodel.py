@@ -164,6 +164,10 @@ class Probe:
     # Marks read by the problem's own contract checks (``explained_on`` in faults.toml), e.g.
     # {"equal-lengths"}: the probes on which a partly working function still works.
     marks: frozenset[str] = frozenset()
+    # The exception type the correct function raises here (a fault probe only): a mistake that
+    # skips a required check shows only on such inputs. A submission raising the same type
+    # matches every combination that raises it.
+    raises: str | None = None
 
 
 # Given the submission's result on every probe (an array, or a tuple of arrays for a problem

@@ -293,11 +293,13 @@ def _load_diagnostics(problem: Problem, reference_module: ModuleType, prefix: st
         label = f"probes()[{index}]"
         if not isinstance(probe, Probe) or probe.purpose not in ("fault", "property"):
             raise ProblemLoadError(probes_path, "must return Probe objects", field=label)
+        if probe.raises is not None and probe.purpose != "fault":
+            raise ProblemLoadError(probes_path, "only a fault probe may expect an error", label)
         if probe.name in names:
             raise ProblemLoadError(probes_path, f"duplicate probe name {probe.name!r}", label)
         names.add(probe.name)
         try:
-            problem.with_expected(TestCase(probe.name, probe.inputs))
+            problem.with_expected(TestCase(probe.name, probe.inputs, raises=probe.raises))
         except CaseError as exc:
             raise ProblemLoadError(probes_path, str(exc), field=f"probes()[{probe.name}]") from exc
         except Exception as exc:

@@ -226,7 +226,8 @@ def build_report(
     kinds: dict[str, int] = {}
     case_items = [_Input(c.inputs, _shapes(problem, c)) for c in cases]
     probe_items = [
-        _Input(p.inputs, tuple(o.shape for o in problem.evaluate(p.inputs))) for p in probes
+        _Input(p.inputs, () if p.raises else tuple(o.shape for o in problem.evaluate(p.inputs)))
+        for p in probes
     ]
     by_cases, per_case = _run(problem, combos, case_items, kinds)
     by_probes, _ = _run(problem, combos, probe_items, kinds)

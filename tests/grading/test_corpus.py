@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from app.grading.pipeline import grade_submission
+from app.grading.schemas import GradeReport
 from app.problems.errormodel import CONTRACT_CODES
 from app.problems.loader import Problem
 from sandbox.protocol import Sandbox
@@ -47,12 +48,18 @@ def test_corpus_covers_every_code_alone_and_in_pairs_and_triples(mha: Problem):
 
 @pytest.mark.parametrize("path", CORPUS, ids=[p.stem for p in CORPUS])
 def test_corpus_submission_gets_exactly_its_codes(mha: Problem, bwrap: Sandbox, path: Path):
+    assert_exact_codes(mha, path, grade_submission(mha, path.read_text(), bwrap))
+
+
+def assert_exact_codes(problem: Problem, path: Path, report: GradeReport) -> None:
+    """The corpus rule, for every problem's corpus: exactly the header's codes, each certain and
+    worded; the requirements they break (and ``# implicates:``) failed, the rest passed, or not
+    checked when the output was not fully explained."""
     want = expected_codes(path)
-    report = grade_submission(mha, path.read_text(), bwrap)
     got = sorted(d.code for d in report.diagnoses)
     assert got == want, (report.verdict, report.error, [t.message for t in report.tests][:3])
     statuses = {r.id: r.status for r in report.requirements}
-    assert list(statuses) == [r.id for r in mha.spec.requirements]
+    assert list(statuses) == [r.id for r in problem.spec.requirements]
     if not want:
         assert report.verdict == Verdict.ACCEPTED
         assert report.score == 1.0
@@ -61,7 +68,7 @@ def test_corpus_submission_gets_exactly_its_codes(mha: Problem, bwrap: Sandbox, 
     assert report.verdict in (Verdict.WRONG_ANSWER, Verdict.RUNTIME_ERROR)
     assert report.score < 1.0
     assert not report.alternatives
-    model = mha.diagnostics.error_model  # type: ignore[union-attr]
+    model = problem.diagnostics.error_model  # type: ignore[union-attr]
     broken = {model.faults[c].requirement for c in want if c in model.faults}
     implicated = set(header(path, "implicates") or [])
     failed = {r for r, s in statuses.items() if s == "failed"}

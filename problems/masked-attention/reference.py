@@ -1,0 +1,64 @@
+"""Reference for masked attention. Trusted code: runs only in the grader, never in a sandbox.
+
+Each flag of ``faults`` switches on one misconception of ``faults.toml`` by changing one step; the
+plain call is the correct solution.
+"""
+
+import numpy as np
+
+FAULTS = frozenset(
+    {
+        "no-scale",
+        "scale-dv",
+        "mask-after-softmax",
+        "mask-added-as-number",
+        "mask-ignored",
+        "mask-inverted",
+        "softmax-wrong-axis",
+        "weights-before-softmax",
+        "accepts-empty-row",
+        "accepts-empty-row/uniform",
+    }
+)
+
+# A blocked score for the "uniform" habit: finite, so a row with every key blocked comes out
+# uniform instead of NaN, and still small enough that exp() gives exactly 0 beside a real score.
+_VERY_NEGATIVE = -1e30
+
+
+def masked_attention(q, k, v, mask=None, *, faults=frozenset()):
+    unknown = set(faults) - FAULTS
+    if unknown:
+        raise ValueError(f"unknown fault flags {sorted(unknown)}")
+    has = faults.__contains__
+    lenient = has("accepts-empty-row") or has("accepts-empty-row/uniform")
+    d_k, d_v = q.shape[-1], v.shape[-1]
+    scores_shape = (*q.shape[:-1], k.shape[-2])
+    if mask is not None and not lenient and np.broadcast_to(mask, scores_shape).all(axis=-1).any():
+        raise ValueError("the mask blocks every key of some query")
+
+    scale = np.sqrt(d_k)
+    if has("no-scale"):
+        scale = 1.0
+    elif has("scale-dv"):
+        scale = np.sqrt(d_v)
+    scores = q @ np.swapaxes(k, -1, -2) / scale
+
+    blocked = None
+    if mask is not None and not has("mask-ignored"):
+        blocked = ~mask if has("mask-inverted") else mask
+    if blocked is not None and has("mask-added-as-number"):
+        scores = scores + blocked
+    elif blocked is not None and not has("mask-after-softmax"):
+        fill = _VERY_NEGATIVE if has("accepts-empty-row/uniform") else -np.inf
+        scores = np.where(blocked, fill, scores)
+
+    axis = -2 if has("softmax-wrong-axis") else -1
+    weights = np.exp(scores - scores.max(axis=axis, keepdims=True))
+    weights = weights / weights.sum(axis=axis, keepdims=True)
+    if blocked is not None and has("mask-after-softmax"):
+        weights = np.where(blocked, 0.0, weights)
+    output = weights @ v
+    if has("weights-before-softmax"):
+        return output, np.broadcast_to(scores, weights.shape).copy()
+    return output, weights

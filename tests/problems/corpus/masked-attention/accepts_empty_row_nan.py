@@ -1,0 +1,12 @@
+# expect: accepts-empty-row
+import numpy as np
+
+
+def masked_attention(q, k, v, mask=None):
+    scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = np.where(mask, -np.inf, scores)
+    with np.errstate(invalid="ignore"):
+        weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
+        weights = weights / weights.sum(axis=-1, keepdims=True)
+    return weights @ v, weights
