@@ -74,7 +74,7 @@ def enumerate_combos(diagnostics: Diagnostics) -> list[Combo]:
     combos = []
     for size in range(model.diagnosis.max_faults + 1):
         for chosen in itertools.combinations(codes, size):
-            groups = [model.faults[c].group for c in chosen if model.faults[c].group]
+            groups = [g for c in chosen for g in model.faults[c].groups]
             if len(groups) != len(set(groups)):
                 continue
             for flags in itertools.product(*(model.flags(c) for c in chosen)):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 
-from app.grading import explain
+from app.grading import determinism, explain
 from app.grading.compare import RUN_SECONDS_STEP, compare_cases, rounded, score, verdict
 from app.grading.diagnose import diagnose
 from app.grading.faulttable import fault_table
@@ -23,13 +23,23 @@ def build_request(problem: Problem, code: str, cases: Sequence[TestCase]) -> Run
     clash = sorted(case_names & {p.name for p in probes})
     if clash:
         raise ValueError(f"case names {clash} are also probe names")
+    repeat = determinism.repeated(cases, probes)
+    if repeat and determinism.repeat_name(repeat[0]) in case_names | {p.name for p in probes}:
+        raise ValueError(f"the name {determinism.repeat_name(repeat[0])!r} is reserved")
     spec = problem.spec
     names = [p.name for p in spec.params]
     # Every public case (the folder's examples and instructors' stored ones) before any hidden
     # one: what a public case prints is shown, so none may run once hidden inputs were seen.
-    # Then the hidden cases, and the probes last: if the run is cut short, they are what is lost.
+    # Then the hidden cases, the probes, and the repeated call of the determinism check last:
+    # if the run is cut short, they are what is lost.
     public = [c for c in cases if c.visibility == "public"]
     hidden = [c for c in cases if c.visibility != "public"]
+    again = []
+    if repeat:
+        name, inputs = repeat
+        again = [
+            CaseArgs(name=determinism.repeat_name(name), args=_args(inputs, names), hidden=True)
+        ]
     return RunRequest(
         code=code,
         function_name=spec.function_name,
@@ -37,7 +47,8 @@ def build_request(problem: Problem, code: str, cases: Sequence[TestCase]) -> Run
         outputs=len(spec.outputs) if spec.multiple_outputs else None,
         cases=[CaseArgs(name=c.name, args=_args(c.inputs, names)) for c in public]
         + [CaseArgs(name=c.name, args=_args(c.inputs, names), hidden=True) for c in hidden]
-        + [CaseArgs(name=p.name, args=_args(p.inputs, names), hidden=True) for p in probes],
+        + [CaseArgs(name=p.name, args=_args(p.inputs, names), hidden=True) for p in probes]
+        + again,
         limits=run_limits(problem),
     )
 
@@ -93,7 +104,12 @@ def grade_run(problem: Problem, cases: Sequence[TestCase], run: RunResult) -> Gr
     diagnostics = problem.diagnostics
     alternatives: list[list[str]] = []
     found: list[Diagnosis]
-    if result == Verdict.ACCEPTED and diagnostics is None:
+    unstable = determinism.diagnosis(problem, run) if run.status == "ok" else None
+    if unstable is not None:
+        # Random outputs match no model: the probes' outputs say nothing about the requirements.
+        reason = "your function gives different outputs for the same inputs"
+        requirements, found = explain.requirements_unchecked(problem, reason), [unstable]
+    elif result == Verdict.ACCEPTED and diagnostics is None:
         requirements, found = explain.requirements_passed(problem), []
     elif run.status != "ok" or diagnostics is None:
         reason = "the run ended before the outputs could be checked" if run.status != "ok" else ""
@@ -118,8 +134,10 @@ def grade_run(problem: Problem, cases: Sequence[TestCase], run: RunResult) -> Gr
                 alternatives = [sorted(a) for a in finding.alternatives]
     done = time.perf_counter()
 
+    probes = diagnostics.probes if diagnostics else ()
+    # The repeated call of the determinism check is a hidden one too.
     hidden = any(c.visibility != "public" for c in cases) or bool(
-        diagnostics and diagnostics.probes
+        probes or determinism.repeated(cases, probes)
     )
     cap = run_limits(problem).output_bytes
     stdout, stdout_truncated = shown_output(run, cases, "stdout", hidden, cap)

@@ -59,8 +59,15 @@ class FaultSpec(Wording):
     requirement: Slug
     # Reference flags that all express this one misconception; empty means just the code.
     variants: list[str] = []
-    # Faults of one group are alternatives (one scale, one softmax axis): never combined.
-    group: str | None = None
+    # Faults of one group are alternatives (one scale, one softmax axis): never combined. A
+    # fault may sit in several groups (a habit spanning two steps excludes the faults of each).
+    group: str | list[str] | None = None
+
+    @property
+    def groups(self) -> list[str]:
+        if self.group is None:
+            return []
+        return [self.group] if isinstance(self.group, str) else list(self.group)
 
 
 class DiagnosisSettings(_Strict):

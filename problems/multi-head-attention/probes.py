@@ -52,7 +52,7 @@ def probes(rng):
     ]
     # Scores in the thousands: np.exp overflows unless the softmax subtracts the row maximum,
     # whatever the scale and softmax axis.
-    out.append(Probe("probe-large", _inputs(rng, 1, 3, 4, 8, 2, scale=60.0)))
+    out.append(Probe("probe-large", _inputs(rng, 1, 3, 4, 8, 2, scale=100.0)))
 
     d = 2 * D_K
     base = _inputs(rng, 2, 3, 4, d, 2)

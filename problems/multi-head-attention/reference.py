@@ -11,16 +11,20 @@ import numpy as np
 FAULTS = frozenset(
     {
         "weights-transposed",
+        "no-input-projections",
         "self-attention-only",
         "reshape-order",
         "reshape-order/textbook-merge",
         "no-head-transpose",
+        "no-head-transpose/plain-merge",
+        "single-head",
         "scale-dmodel",
         "no-scale",
         "scale-dk-not-sqrt",
         "softmax-wrong-axis",
         "global-softmax",
         "unstable-softmax",
+        "causal-mask-applied",
         "no-transpose-back",
         "missing-wo",
         "wo-transposed",
@@ -34,17 +38,22 @@ def multi_head_attention(Q, K, V, W_q, W_k, W_v, W_o, num_heads, *, faults=froze
         raise ValueError(f"unknown fault flags {sorted(unknown)}")
     has = faults.__contains__
     batch, n_q, d_model = Q.shape
+    if has("single-head"):  # num_heads ignored: one head as wide as the model
+        num_heads = 1
     d_k = d_model // num_heads
     wrong_order = has("reshape-order") or has("reshape-order/textbook-merge")
+    plain_split = has("no-head-transpose") or has("no-head-transpose/plain-merge")
 
     def project(x, W):
+        if has("no-input-projections"):
+            return x
         return x @ (W.T if has("weights-transposed") else W)
 
     def split(x):
         b, n = x.shape[0], x.shape[1]
         if wrong_order:  # (b, n, d_k, h): head i takes every h-th column
             return x.reshape(b, n, d_k, num_heads).transpose(0, 3, 1, 2)
-        if has("no-head-transpose"):  # positions leak into heads
+        if plain_split:  # positions leak into heads
             return x.reshape(b, num_heads, n, d_k)
         # (batch, n, d_model) -> (batch, n, h, d_k) -> (batch, h, n, d_k)
         return x.reshape(b, n, num_heads, d_k).transpose(0, 2, 1, 3)
@@ -61,6 +70,10 @@ def multi_head_attention(Q, K, V, W_q, W_k, W_v, W_o, num_heads, *, faults=froze
     elif has("scale-dk-not-sqrt"):
         scale = d_k
     scores = q @ k.transpose(0, 1, 3, 2) / scale  # (batch, h, n_q, n_k)
+    if has("causal-mask-applied"):  # a decoder's mask: query i sees keys 0..i
+        # filled with -1e9 as masked_fill(mask == 0, -1e9) does: a softmax over the wrong axis
+        # then stays finite on a column with every query blocked
+        scores = np.where(np.tril(np.ones(scores.shape[-2:], dtype=bool)), scores, -1e9)
 
     if has("softmax-wrong-axis") or has("global-softmax"):
         # over queries, or over the whole score matrix
@@ -75,7 +88,7 @@ def multi_head_attention(Q, K, V, W_q, W_k, W_v, W_o, num_heads, *, faults=froze
     weights /= weights.sum(axis=axis, keepdims=True)
     heads = weights @ v  # (batch, h, n_q, d_k)
 
-    if has("no-transpose-back"):
+    if has("no-transpose-back") or has("no-head-transpose/plain-merge"):
         merged = heads.reshape(batch, n_q, d_model)
     elif has("reshape-order"):  # undoes the wrong split consistently
         merged = heads.transpose(0, 2, 3, 1).reshape(batch, n_q, d_model)

@@ -38,7 +38,12 @@ def test_error_model_is_loaded(mha: Problem):
         "weights-transposed", "self-attention-only", "reshape-order", "no-head-transpose",
         "scale-dmodel", "no-scale", "scale-dk-not-sqrt", "softmax-wrong-axis", "global-softmax",
         "unstable-softmax", "no-transpose-back", "missing-wo", "wo-transposed",
+        "no-input-projections", "causal-mask-applied", "single-head",
     } == set(model.faults)  # fmt: skip
+    # Reshaping straight to the heads and straight back is one habit: one code, two variants.
+    assert model.flags("no-head-transpose") == [
+        "no-head-transpose", "no-head-transpose/plain-merge"
+    ]  # fmt: skip
     requirement_ids = [r.id for r in mha.spec.requirements]
     for fault in model.faults.values():
         assert fault.requirement in requirement_ids

@@ -46,7 +46,7 @@ def test_probes_separate_every_combination_of_up_to_three_faults(mha: Problem, t
 def test_groups_are_never_combined(table: FaultTable, mha: Problem):
     model = mha.diagnostics.error_model  # type: ignore[union-attr]
     for combo in table.combos:
-        groups = [model.faults[c].group for c in combo.codes if model.faults[c].group]
+        groups = [g for c in combo.codes for g in model.faults[c].groups]
         assert len(groups) == len(set(groups)), combo
 
 
@@ -104,3 +104,15 @@ def _scores(inputs) -> np.ndarray:
     q = (inputs["Q"] @ inputs["W_q"]).reshape(batch, n_q, h, d_k).transpose(0, 2, 1, 3)
     k = (inputs["K"] @ inputs["W_k"]).reshape(batch, -1, h, d_k).transpose(0, 2, 1, 3)
     return q @ k.transpose(0, 1, 3, 2) / np.sqrt(d_k)
+
+
+def test_plain_reshapes_both_ways_are_one_fault_that_combines_with_two_others(table: FaultTable):
+    habit = frozenset({"no-head-transpose"})
+    flags = {frozenset(c.flags) for c in table.combos if c.codes == habit}
+    assert frozenset({"no-head-transpose/plain-merge"}) in flags
+    # Never counted as two faults, so the habit plus two other mistakes is still a triple.
+    assert not [c for c in table.combos if {"no-head-transpose", "no-transpose-back"} <= c.codes]
+    triple = frozenset({"no-head-transpose", "scale-dmodel", "softmax-wrong-axis"})
+    assert any(
+        c.codes == triple and "no-head-transpose/plain-merge" in c.flags for c in table.combos
+    )

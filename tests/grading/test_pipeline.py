@@ -37,7 +37,11 @@ def test_one_run_with_cases_and_probes_and_no_expected_output(mha: Problem, bwra
     (request,) = sandbox.requests
     probes = [p.name for p in mha.diagnostics.probes]  # type: ignore[union-attr]
     cases = [*mha.examples, *mha.hidden]
-    assert [c.name for c in request.cases] == [c.name for c in cases] + probes
+    # Last, hidden: the first example again, for the determinism check.
+    repeat = f"{mha.examples[0].name}~repeat"
+    assert [c.name for c in request.cases] == [c.name for c in cases] + probes + [repeat]
+    assert request.cases[-1].hidden
+    assert request.cases[-1].args.keys() == request.cases[0].args.keys()
     public = [c.name for c in mha.examples]
     hidden = [f"hidden-{i}" for i in range(1, len(mha.hidden) + 1)]
     assert [t.name for t in report.tests] == public + hidden

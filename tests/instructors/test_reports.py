@@ -82,7 +82,7 @@ def test_the_shipped_cases_catch_and_separate_every_fault(make_client: MakeClien
     assert report["confusable_by_cases"] == [] and report["confusable_with_probes"] == []
     assert report["pairs"]["told_apart_by_cases"] == report["pairs"]["total"]
     faults = {f["code"]: f for f in report["faults"]}
-    assert len(faults) == 13 and all(f["caught"] for f in faults.values())
+    assert len(faults) == 16 and all(f["caught"] for f in faults.values())
     # Only the large-magnitude case overflows an unstable softmax.
     assert faults["unstable-softmax"]["caught_by"] == 1
     assert faults["missing-wo"]["caught_by"] == 11
@@ -126,7 +126,7 @@ def test_diagnosability_checks_its_query(api: TestClient):
         assert response.status_code == 422, value
         assert error_of(response)["field"] == "max_faults"
     single = api.get(DIAG, params={"max_faults": 1}, headers=headers).json()
-    assert single["combinations"] == 13 and single["pairs"]["total"] == 14 * 13 // 2
+    assert single["combinations"] == 16 and single["pairs"]["total"] == 17 * 16 // 2
 
 
 def test_stats_count_submissions_acceptance_and_diagnoses(api: TestClient):

@@ -248,7 +248,7 @@ def test_the_student_is_shown_no_hidden_input(
     # after, where a copy left behind would show), and the last (scanning all would take longer
     # than the problem's CPU limit).
     examples, hidden = len(problem.examples), len(problem.hidden)
-    total = examples + hidden + len(probes)
+    total = examples + hidden + len(probes) + 1  # the determinism check repeats an example
     calls = {*range(1, examples + 3), examples + hidden + 1, examples + hidden + 2, total}
     signature_end = solution.index(":\n", solution.index(head)) + 2
     code = scanner(needles, calls) + solution[:signature_end] + CALL + solution[signature_end:]
@@ -267,6 +267,7 @@ def test_the_student_is_shown_no_hidden_input(
     # Behind the scenes each call found exactly the needles its own inputs hold (some probes
     # share an array): the scan works here too, and finds no other case's.
     inputs = {c.name: c.inputs for c in (*problem.examples, *problem.hidden, *probes)}
+    inputs[f"{problem.examples[0].name}~repeat"] = problem.examples[0].inputs
     assert [o.name for o in run.cases] == list(inputs)
     for call, outcome in enumerate(run.cases, start=1):
         held = {

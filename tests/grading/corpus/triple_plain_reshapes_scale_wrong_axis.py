@@ -1,5 +1,5 @@
-# expect: no-head-transpose, no-transpose-back
-# Reshapes straight to (b, h, n, d_k) and straight back: no transposes at all.
+# expect: no-head-transpose, scale-dmodel, softmax-wrong-axis
+# The plain-reshape habit both ways, plus two other mistakes: still within three faults.
 import numpy as np
 
 
@@ -10,8 +10,8 @@ def multi_head_attention(Q, K, V, W_q, W_k, W_v, W_o, num_heads):
     q = (Q @ W_q).reshape(b, num_heads, n_q, dk)
     k = (K @ W_k).reshape(b, num_heads, n_k, dk)
     v = (V @ W_v).reshape(b, num_heads, n_k, dk)
-    s = q @ np.swapaxes(k, 2, 3) / np.sqrt(dk)
-    s -= s.max(axis=3, keepdims=True)
+    s = q @ k.transpose(0, 1, 3, 2) / np.sqrt(d)
+    s = s - s.max(axis=2, keepdims=True)
     p = np.exp(s)
-    p /= p.sum(axis=3, keepdims=True)
+    p = p / p.sum(axis=2, keepdims=True)
     return (p @ v).reshape(b, n_q, d) @ W_o
