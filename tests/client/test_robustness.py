@@ -34,25 +34,32 @@ def submissions_since(grader: Grader, since: datetime) -> int:
     return count
 
 
-def test_an_answer_lost_mid_submit_is_retried_into_one_submission(grader: Grader):
-    since = datetime.now(UTC) - timedelta(seconds=1)
-    port = urlsplit(grader.url).port
-    assert port is not None
-    code = variant("correct", 1616)
-    with cutting_proxy(port, b"POST ") as proxy, Judge(proxy.url) as judge:
-        result = judge.submit(PROBLEM, code)
-        assert proxy.cut == 1, "the proxy lost the first answer"
-        posts = [r for r in proxy.requests if r.startswith(b"POST ")]
-        assert len(posts) == 2, "the client sent the POST again"
-        keys = {
-            line
-            for r in posts
-            for line in r.split(b"\r\n")
-            if line.lower().startswith(b"idempotency-key:")
-        }
-        assert len(keys) == 1, f"both tries carry the same Idempotency-Key: {keys}"
-    assert result.accepted
-    assert submissions_since(grader, since) == 1, "the retry created no second submission"
+def test_an_answer_lost_mid_submit_is_retried_into_one_submission(
+    tmp_path: Path, client_wheel_dir: Path
+):
+    # A server of its own: the count below must not see other tests' submissions.
+    server = start_grader(tmp_path)
+    try:
+        server.token = create_token(server.data_dir, "lost-answer")
+        port = urlsplit(server.url).port
+        assert port is not None
+        with cutting_proxy(port, b"POST ") as proxy, Judge(proxy.url) as judge:
+            result = judge.submit(PROBLEM, variant("correct", 1616))
+            assert proxy.cut == 1, "the proxy lost the first answer"
+            posts = [r for r in proxy.requests if r.startswith(b"POST ")]
+            assert len(posts) == 2, "the client sent the POST again"
+            keys = {
+                line
+                for r in posts
+                for line in r.split(b"\r\n")
+                if line.lower().startswith(b"idempotency-key:")
+            }
+            assert len(keys) == 1, f"both tries carry the same Idempotency-Key: {keys}"
+        assert result.accepted
+        since = datetime(2000, 1, 1, tzinfo=UTC)
+        assert submissions_since(server, since) == 1, "the retry created no second submission"
+    finally:
+        server.process.stop()
 
 
 def test_without_retries_the_lost_answer_is_a_clear_error(grader: Grader):
