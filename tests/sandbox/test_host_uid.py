@@ -44,8 +44,27 @@ def live_run_pids(sandbox: Sandbox) -> set[int]:
             pids |= {int(p) for p in (Path(d) / "cgroup.procs").read_text().split()}
     leftovers = getattr(sandbox, "leftovers", None)
     if callable(leftovers):
-        pids |= set(leftovers())
+        pids |= {p for p in leftovers() if isinstance(p, int)}
+    # Docker: the engine names the run's container; its init and every descendant belong to it.
+    client, run_id = getattr(sandbox, "client", None), getattr(sandbox, "last_run_id", "")
+    if client is not None and run_id:
+        with contextlib.suppress(Exception):
+            for container in client.containers.list(filters={"name": f"tj-sandbox-{run_id}"}):
+                pids |= descendants(int(container.attrs["State"]["Pid"] or 0))
     return pids
+
+
+def descendants(root: int) -> set[int]:
+    """``root`` and every process below it, from /proc/PID/task/TID/children."""
+    found: set[int] = set()
+    todo = [root] if root > 0 else []
+    while todo:
+        pid = todo.pop()
+        found.add(pid)
+        with contextlib.suppress(OSError):
+            for task in Path(f"/proc/{pid}/task").iterdir():
+                todo += [int(c) for c in (task / "children").read_text().split()]
+    return found
 
 
 def test_every_process_of_a_run_has_an_unprivileged_host_uid(sandbox: Sandbox) -> None:
