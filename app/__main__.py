@@ -7,8 +7,8 @@ import sys
 from collections.abc import Callable, Sequence
 
 from app.auth.cli import add_token_commands
+from app.authoring.cli import add_problem_commands
 from app.core.config import get_settings
-from app.problems.cli import add_problem_commands
 from app.testcases.cli import add_case_commands
 
 

@@ -1,22 +1,47 @@
-"""The ASGI application: ``app.main:app``, or ``create_app(settings)`` for tests."""
+"""The ASGI application: ``app.main:app``, or ``create_app(settings)`` for tests.
+
+The one place that wires the service: every router is in ``ROUTERS``, the one lifespan is
+``app.lifespan``, and the built web assets are mounted under ``/static``.
+"""
 
 from __future__ import annotations
 
 import logging
 
-from fastapi import FastAPI
+from fastapi import APIRouter, FastAPI
+from fastapi.staticfiles import StaticFiles
 
 from app.core.config import Settings, get_settings
 from app.core.errors import install_error_handlers
+from app.lifespan import lifespan
 from app.problems.loader import load_problems
 from app.problems.routes import router as problems_router
+from app.reports.routes import router as reports_router
 from app.submissions.routes import router as submissions_router
-from app.submissions.setup import install_submissions
-from app.testcases.install import install_instructors
-from app.web.routes import install_web
+from app.testcases.routes import router as testcases_router
+from app.web.routes import STATIC_DIR
+from app.web.routes import router as pages_router
 from app.web.wheel import router as wheel_router
 
 log = logging.getLogger(__name__)
+
+health_router = APIRouter(tags=["health"])
+
+
+@health_router.get("/healthz")
+def healthz() -> dict[str, str]:
+    return {"status": "ok"}
+
+
+ROUTERS = (
+    problems_router,
+    pages_router,
+    wheel_router,
+    submissions_router,
+    testcases_router,
+    reports_router,
+    health_router,
+)
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -32,22 +57,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         description=(
             "Grades machine-learning coding problems and says which requirement failed and why."
         ),
+        lifespan=lifespan,
     )
     app.state.settings = settings
     # Loaded eagerly: a malformed problem folder must stop start-up, not the first request.
     app.state.problems = load_problems(settings.problems_dir, settings.extra_problem_dirs)
     install_error_handlers(app)
-    app.include_router(problems_router)
-    install_web(app)
-    app.include_router(wheel_router)
-    app.include_router(submissions_router)
-    install_submissions(app, settings)
-    install_instructors(app)
-
-    @app.get("/healthz", tags=["health"])
-    def healthz() -> dict[str, str]:
-        return {"status": "ok"}
-
+    for router in ROUTERS:
+        app.include_router(router)
+    # Works (with a message on each page) before the assets are built.
+    app.mount("/static", StaticFiles(directory=STATIC_DIR, check_dir=False), name="static")
     return app
 
 

@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from starlette.concurrency import run_in_threadpool
 
 from app.auth.tokens import Principal, authenticate
+from app.core.deps import SessionsDep
 from app.core.errors import ApiError
 
 _bearer = HTTPBearer(
@@ -24,13 +25,6 @@ _bearer = HTTPBearer(
 )
 
 
-def get_sessions(request: Request) -> sessionmaker[Session]:
-    """The database sessions opened at start-up by the submissions feature."""
-    sessions: sessionmaker[Session] = request.app.state.submissions.sessions
-    return sessions
-
-
-SessionsDep = Annotated[sessionmaker[Session], Depends(get_sessions)]
 Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
 
 

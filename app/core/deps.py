@@ -1,14 +1,17 @@
-"""Typed dependencies shared by the routers."""
+"""Typed dependencies on what the lifespan opened: the settings and the database sessions.
+
+Every service reaches the database through ``SessionsDep``; domain packages build their
+services from these in their own dependencies (``app/<package>/deps.py``).
+"""
 
 from __future__ import annotations
 
 from typing import Annotated
 
 from fastapi import Depends, Request
+from sqlalchemy.orm import Session, sessionmaker
 
 from app.core.config import Settings
-from app.core.errors import ApiError
-from app.problems.loader import Problem
 
 
 def get_settings_dep(request: Request) -> Settings:
@@ -16,20 +19,11 @@ def get_settings_dep(request: Request) -> Settings:
     return settings
 
 
-def get_problems(request: Request) -> dict[str, Problem]:
-    problems: dict[str, Problem] = request.app.state.problems
-    return problems
+def get_sessions(request: Request) -> sessionmaker[Session]:
+    """The database sessions the lifespan opened (migrated at start-up)."""
+    sessions: sessionmaker[Session] = request.app.state.sessions
+    return sessions
 
 
 SettingsDep = Annotated[Settings, Depends(get_settings_dep)]
-ProblemsDep = Annotated[dict[str, Problem], Depends(get_problems)]
-
-
-def get_problem(problem_id: str, problems: ProblemsDep) -> Problem:
-    problem = problems.get(problem_id)
-    if problem is None:
-        raise ApiError(404, "problem_not_found", f"no problem with id {problem_id!r}", "problem_id")
-    return problem
-
-
-ProblemDep = Annotated[Problem, Depends(get_problem)]
+SessionsDep = Annotated[sessionmaker[Session], Depends(get_sessions)]

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from app.core.deps import ProblemDep, ProblemsDep
+from app.problems.deps import ProblemDep, ProblemsDep
 from app.problems.schemas import ProblemDetail, ProblemSummary, detail_out, summary_out
 
 router = APIRouter(prefix="/api/problems", tags=["problems"])

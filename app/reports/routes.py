@@ -12,9 +12,10 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 from starlette.concurrency import run_in_threadpool
 
-from app.auth.deps import Instructor, SessionsDep
-from app.core.deps import ProblemDep
+from app.auth.deps import Instructor
+from app.core.deps import SessionsDep
 from app.core.errors import AUTH_ERRORS, ApiError, error_responses
+from app.problems.deps import ProblemDep
 from app.reports.diagnosability import DiagnosabilityReport, cached_report
 from app.reports.stats import ProblemStats, problem_stats
 from app.testcases.current import grading_set

@@ -25,7 +25,7 @@ from app.submissions.models import Grading, Submission, SubmissionEvent
 
 EVENTS = cast(Table, SubmissionEvent.__table__)
 # session.info key: {submission id: event kinds} this transaction wrote (see
-# app.worker.notify.announce_event_commits, which wakes their event streams on commit).
+# app.submissions.notices.announce_event_commits, which wakes their event streams on commit).
 EVENTS_WRITTEN = "tensorjudge.events_written"
 SUBMISSIONS = cast(Table, Submission.__table__)
 GRADINGS = cast(Table, Grading.__table__)

@@ -8,19 +8,24 @@ import uuid
 from collections.abc import AsyncIterator
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Header, Query, Request, Response
+from fastapi import APIRouter, Header, Query, Request, Response
 from fastapi.responses import StreamingResponse
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 
-from app.auth.deps import OptionalPrincipal
+from app.auth.deps import Instructor, OptionalPrincipal
 from app.auth.tokens import Principal
-from app.core.deps import ProblemDep
-from app.core.errors import ApiError, error_responses
-from app.submissions.repository import SubmissionRepository
-from app.submissions.schemas import SubmissionCreate, SubmissionOut, submission_out
-from app.submissions.service import SubmissionService
-from app.worker.notify import ACTIVITY, COMPLETIONS
+from app.core.errors import AUTH_ERRORS, ApiError, error_responses
+from app.problems.deps import ProblemDep
+from app.submissions.deps import SubmissionServiceDep
+from app.submissions.notices import ACTIVITY, COMPLETIONS
+from app.submissions.schemas import (
+    RegradeAccepted,
+    SubmissionCreate,
+    SubmissionOut,
+    submission_out,
+)
+from app.submissions.service import SubmissionService, not_found
 
 router = APIRouter(tags=["submissions"])
 
@@ -29,13 +34,6 @@ SSE_KEEPALIVE_SECONDS = 15.0
 # The JSON body may escape every byte of the code as \uXXXX: six characters per byte.
 BODY_SLACK = 6
 
-
-def get_service(request: Request) -> SubmissionService:
-    service: SubmissionService = request.app.state.submissions
-    return service
-
-
-ServiceDep = Annotated[SubmissionService, Depends(get_service)]
 
 _ERRORS = error_responses(
     {
@@ -103,7 +101,7 @@ async def create_submission(
     request: Request,
     response: Response,
     problem: ProblemDep,
-    service: ServiceDep,
+    service: SubmissionServiceDep,
     principal: OptionalPrincipal,
     wait: Annotated[
         float,
@@ -145,7 +143,7 @@ async def create_submission(
             if not accepted.replayed:
                 await notice.wait(min(service.wait_poll_seconds, wait))
             if notice.result is not None:
-                out = notice.result
+                out = submission_out(notice.result.row, notice.result.report)
             else:
                 out = await _wait_done(service, submission.id, deadline)
     if out is None:
@@ -170,8 +168,7 @@ async def _wait_done(
                 return None
             await notice.wait(min(service.wait_poll_seconds, remaining))
             if notice.result is not None:
-                result: SubmissionOut = notice.result
-                return result
+                return submission_out(notice.result.row, notice.result.report)
 
 
 @router.get(
@@ -179,17 +176,11 @@ async def _wait_done(
     response_model=SubmissionOut,
     responses=error_responses({404: "Unknown submission"}),
 )
-async def get_submission(submission_id: str, service: ServiceDep) -> SubmissionOut:
+async def get_submission(submission_id: str, service: SubmissionServiceDep) -> SubmissionOut:
     submission = await run_in_threadpool(service.get, submission_id)
     if submission is None:
-        raise _not_found(submission_id)
+        raise not_found(submission_id)
     return submission_out(submission)
-
-
-def _not_found(submission_id: str) -> ApiError:
-    return ApiError(
-        404, "submission_not_found", f"no submission with id {submission_id!r}", "submission_id"
-    )
 
 
 @router.get(
@@ -206,12 +197,12 @@ def _not_found(submission_id: str) -> ApiError:
 )
 async def submission_events(
     submission_id: str,
-    service: ServiceDep,
+    service: SubmissionServiceDep,
     last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
 ) -> StreamingResponse:
     """Server-sent events read from the database, so they work whichever process grades."""
     if await run_in_threadpool(service.get, submission_id) is None:
-        raise _not_found(submission_id)
+        raise not_found(submission_id)
     after = int(last_event_id) if last_event_id and last_event_id.isdigit() else 0
     return StreamingResponse(
         _event_stream(service, submission_id, after),
@@ -226,7 +217,7 @@ async def _event_stream(
     last_sent = time.monotonic()
     with ACTIVITY.watch(submission_id) as activity:
         while True:
-            batch = await run_in_threadpool(_events_after, service, submission_id, after)
+            batch = await run_in_threadpool(service.events_after, submission_id, after)
             for event_id, kind, data in batch:
                 after = event_id
                 if kind == "result":
@@ -246,9 +237,30 @@ async def _event_stream(
             await activity.wait(service.wait_poll_seconds)
 
 
-def _events_after(
-    service: SubmissionService, submission_id: str, after: int
-) -> list[tuple[int, str, str]]:
-    with service.sessions() as session:
-        events = SubmissionRepository(session).events_after(submission_id, after)
-        return [(e.id, e.kind, e.data) for e in events]
+@router.post(
+    "/api/submissions/{submission_id}/regrade",
+    status_code=202,
+    response_model=RegradeAccepted,
+    tags=["instructors"],
+    responses=error_responses(
+        {
+            **AUTH_ERRORS,
+            404: "Unknown submission",
+            409: "Still queued or running",
+            503: "Queue full: GRADER_QUEUE_MAX submissions are queued or running",
+        },
+        retry_after=(503,),
+    ),
+)
+async def regrade(
+    instructor: Instructor,
+    submission_id: str,
+    service: SubmissionServiceDep,
+    response: Response,
+) -> RegradeAccepted:
+    """Queue a finished submission for grading again on the problem's current test set. It
+    takes a place in the queue like a new submission, so it is refused with 503 ``queue_full``
+    under the same cap; the previous result stays in its history."""
+    run = await run_in_threadpool(service.regrade, submission_id)
+    response.headers["Location"] = _location(submission_id)
+    return RegradeAccepted(id=submission_id, status="queued", run=run)

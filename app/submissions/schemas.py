@@ -67,3 +67,9 @@ def submission_out(row: Submission, report: GradeReport | None = None) -> Submis
         # Its validated field values as they are: no dump to plain data and back.
         fields |= report.__dict__
     return SubmissionOut.model_validate(fields)
+
+
+class RegradeAccepted(BaseModel):
+    id: str
+    status: str
+    run: int

@@ -25,7 +25,7 @@ log = logging.getLogger(__name__)
 
 QUEUE_FULL_RETRY_AFTER_SECONDS = 5
 # Waiters are woken by notices (the in-process grader's, or other processes' over Redis: see
-# app.worker.broadcast); their database poll is only a safety net for a lost notice.
+# app.submissions.broadcast); their database poll is only a safety net for a lost notice.
 SAFETY_POLL_SECONDS = 5.0
 
 
@@ -49,6 +49,12 @@ def queue_full() -> ApiError:
         "queue_full",
         "too many submissions are waiting; retry later",
         headers={"Retry-After": str(QUEUE_FULL_RETRY_AFTER_SECONDS)},
+    )
+
+
+def not_found(submission_id: str) -> ApiError:
+    return ApiError(
+        404, "submission_not_found", f"no submission with id {submission_id!r}", "submission_id"
     )
 
 
@@ -97,6 +103,41 @@ class SubmissionService:
     def is_done(self, submission_id: str) -> Submission | None:
         submission = self.get(submission_id)
         return submission if submission is not None and submission.status == DONE else None
+
+    def events_after(self, submission_id: str, after: int) -> list[tuple[int, str, str]]:
+        """(id, kind, JSON data) of the submission's events with an id above ``after``."""
+        with self.sessions() as session:
+            events = SubmissionRepository(session).events_after(submission_id, after)
+            return [(e.id, e.kind, e.data) for e in events]
+
+    def regrade(self, submission_id: str) -> int:
+        """Queue a finished submission for grading again on the current test set; its new run.
+
+        The row goes back to ``queued`` with ``run`` + 1 and is dispatched like a new
+        submission; the previous result stays in the ``gradings`` table. The queue cap is
+        checked by the requeue's own UPDATE, like a new submission's admission, so a script
+        cannot queue more than ``GRADER_QUEUE_MAX``."""
+        with self.sessions() as session:
+            repo = SubmissionRepository(session)
+            submission = repo.requeue_for_regrade(submission_id, max_active=self.settings.queue_max)
+            if submission is not None:
+                session.commit()
+                run = submission.run
+            else:
+                existing = repo.get(submission_id)
+                if existing is None:
+                    raise not_found(submission_id)
+                # Still being graded outranks a full queue: retrying later would not help.
+                if existing.status == DONE:
+                    raise queue_full()
+                raise ApiError(
+                    409,
+                    "submission_not_done",
+                    "the submission is still being graded",
+                    "submission_id",
+                )
+        self._dispatch(submission_id)
+        return run
 
     def create(
         self,
@@ -149,13 +190,16 @@ class SubmissionService:
                 if existing is None:
                     raise
                 return Accepted(_same_request(existing, digest), replayed=True)
-        try:
-            self.dispatcher.dispatch(submission.id)
-        except Exception:
-            # The row is committed; the sweeper (celery) or the pool's polling (embedded)
-            # still finds it, so the client gets its 202 either way.
-            log.exception("could not dispatch submission %s; it stays queued", submission.id)
+        self._dispatch(submission.id)
         return Accepted(submission, replayed=False)
+
+    def _dispatch(self, submission_id: str) -> None:
+        try:
+            self.dispatcher.dispatch(submission_id)
+        except Exception:
+            # The row is committed as queued; the sweeper (celery) or the pool's polling
+            # (embedded) still finds it, so the client gets its 202 either way.
+            log.exception("could not dispatch submission %s; it stays queued", submission_id)
 
     def _check_rate(self, count: int, oldest: datetime | None, now: datetime) -> None:
         window = timedelta(seconds=self.settings.rate_window_seconds)

@@ -15,8 +15,8 @@ from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
-from app.auth.deps import Instructor, OptionalPrincipal, SessionsDep
-from app.core.deps import ProblemDep, SettingsDep
+from app.auth.deps import Instructor, OptionalPrincipal
+from app.core.deps import SessionsDep, SettingsDep
 from app.core.errors import AUTH_ERRORS, ApiError, error_responses
 from app.problems.cases import (
     CaseError,
@@ -27,6 +27,7 @@ from app.problems.cases import (
     output_shapes,
     parts_of,
 )
+from app.problems.deps import ProblemDep
 from app.problems.loader import Problem
 from app.problems.schemas import result_to_json, to_json_value
 from app.testcases.codec import expected_from_bytes, from_npz, read_upload

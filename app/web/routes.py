@@ -10,11 +10,10 @@ from __future__ import annotations
 from html import escape
 from pathlib import Path
 
-from fastapi import APIRouter, FastAPI
+from fastapi import APIRouter
 from fastapi.responses import HTMLResponse
-from fastapi.staticfiles import StaticFiles
 
-from app.core.deps import ProblemsDep
+from app.problems.deps import ProblemsDep
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 DIST_DIR = STATIC_DIR / "dist"
@@ -119,9 +118,3 @@ def problem_page(problem_id: str, problems: ProblemsDep) -> HTMLResponse:
 @router.get("/instructor", response_class=HTMLResponse)
 def instructor_page() -> HTMLResponse:
     return page("Instructor", "instructor")
-
-
-def install_web(app: FastAPI) -> None:
-    """Adds the pages and mounts the assets; works (with a message) before they are built."""
-    app.include_router(router)
-    app.mount("/static", StaticFiles(directory=STATIC_DIR, check_dir=False), name="static")

@@ -18,10 +18,9 @@ from app.db.base import utcnow
 from app.grading.schemas import GradeReport
 from app.problems.loader import Problem
 from app.submissions.models import Submission
+from app.submissions.notices import COMPLETIONS, Completed
 from app.submissions.repository import DONE, SubmissionRepository
-from app.submissions.schemas import submission_out
 from app.worker.leases import LeaseKeeper
-from app.worker.notify import COMPLETIONS
 from sandbox.protocol import Sandbox
 from sandbox.verdicts import Verdict
 
@@ -161,12 +160,12 @@ def _store(
         )
         if stored:
             session.commit()
-            # Wakes this process's ?wait requests now, with the row as just committed (as the
-            # API shows it, built here rather than on the event loop), so they need not read it
-            # back. A waiter that starts watching after this check reads the committed row.
+            # Wakes this process's ?wait requests now, with the row as just committed, so they
+            # need not read it back. A waiter that starts watching after this check reads the
+            # committed row.
             if COMPLETIONS.watched(submission.id):
                 row = _as_stored(submission, report, report_json, version, now)
-                COMPLETIONS.wake([submission.id], submission_out(row, report))
+                COMPLETIONS.wake([submission.id], Completed(row, report))
         else:
             session.rollback()
             log.warning("lease of %s was lost; its result is discarded", submission.id)

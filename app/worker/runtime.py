@@ -10,9 +10,9 @@ from app.db.engine import make_engine, make_sessionmaker
 from app.db.migrate import upgrade
 from app.grading.faulttable import fault_table
 from app.problems.loader import Problem
+from app.submissions.notices import announce_event_commits
 from app.worker.ceilings import CappedSandbox
 from app.worker.grader import GradingContext
-from app.worker.notify import announce_event_commits
 from sandbox.protocol import Sandbox
 
 
@@ -23,7 +23,7 @@ def open_database(settings: Settings) -> tuple[Engine, sessionmaker[Session]]:
     sessions = make_sessionmaker(engine)
     publish = None
     if settings.queue == "celery":  # streams and waiters may be in another process
-        from app.worker.broadcast import Broadcaster
+        from app.submissions.broadcast import Broadcaster
 
         publish = Broadcaster(settings.redis_url)
     announce_event_commits(sessions, publish)

@@ -43,7 +43,7 @@ class Tokens:
 
 
 def add_tokens(client: TestClient) -> Tokens:
-    with client.app.state.submissions.sessions() as session:  # type: ignore[attr-defined]
+    with client.app.state.sessions() as session:  # type: ignore[attr-defined]
         _, instructor = create_token(session, "instructor-1", "instructor")
         _, admin = create_token(session, "admin-1", "admin")
         row, revoked = create_token(session, "former-instructor", "instructor")

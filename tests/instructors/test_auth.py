@@ -139,7 +139,7 @@ def test_submitting_needs_no_token(api: TestClient):
 
 
 def test_tokens_are_stored_as_sha256_only(api: TestClient):
-    sessions = api.app.state.submissions.sessions  # type: ignore[attr-defined]
+    sessions = api.app.state.sessions  # type: ignore[attr-defined]
     with sessions() as session:
         row, secret = create_token(session, "hash-check", "instructor")
         session.commit()
@@ -152,7 +152,7 @@ def test_tokens_are_stored_as_sha256_only(api: TestClient):
 
 
 def test_revoking_takes_effect_at_once_and_names_are_unique(api: TestClient):
-    sessions = api.app.state.submissions.sessions  # type: ignore[attr-defined]
+    sessions = api.app.state.sessions  # type: ignore[attr-defined]
     with sessions() as session:
         _, secret = create_token(session, "short-lived", "instructor")
         session.commit()
@@ -170,7 +170,7 @@ def test_revoking_takes_effect_at_once_and_names_are_unique(api: TestClient):
 
 
 def test_unknown_role_is_refused(api: TestClient):
-    sessions = api.app.state.submissions.sessions  # type: ignore[attr-defined]
+    sessions = api.app.state.sessions  # type: ignore[attr-defined]
     with sessions() as session, pytest.raises(ValueError, match="role"):
         create_token(session, "someone", "student")
 

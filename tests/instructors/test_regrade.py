@@ -52,7 +52,7 @@ def test_regrade_grades_again_on_the_current_set(make_client: MakeClient, databa
     assert failed[0]["expected_shape"] == [5, 3, 6]
     assert second["created_at"] == first["created_at"]
 
-    with api.app.state.submissions.sessions() as session:  # type: ignore[attr-defined]
+    with api.app.state.sessions() as session:  # type: ignore[attr-defined]
         runs = session.scalars(
             select(Grading).where(Grading.submission_id == first["id"]).order_by(Grading.run)
         ).all()
@@ -110,7 +110,7 @@ def test_regrade_is_refused_while_the_queue_is_full(
     assert int(response.headers["retry-after"]) >= 1
     # Refused means untouched: still done with its first result, no second run queued.
     assert api.get(f"/api/submissions/{done['id']}").json() == done
-    with api.app.state.submissions.sessions() as session:  # type: ignore[attr-defined]
+    with api.app.state.sessions() as session:  # type: ignore[attr-defined]
         row = session.get(Submission, done["id"])
         assert row is not None and (row.status, row.run) == ("done", 1)
 
@@ -119,7 +119,7 @@ def test_regrade_is_refused_while_the_queue_is_full(
     assert response.status_code == 202, response.text
     assert response.json()["run"] == 2
     assert wait_done(api, done["id"])["verdict"] == "accepted"
-    with api.app.state.submissions.sessions() as session:  # type: ignore[attr-defined]
+    with api.app.state.sessions() as session:  # type: ignore[attr-defined]
         runs = session.scalars(select(Grading.run).where(Grading.submission_id == done["id"]))
         assert sorted(runs) == [1, 2]
 

@@ -63,7 +63,7 @@ def test_concurrent_changes_get_distinct_versions(
     make_client: MakeClient, database_url: str | None, mha: Problem
 ):
     api = make_client(database_url)
-    service = CaseService(api.app.state.settings, api.app.state.submissions.sessions)  # type: ignore[attr-defined]
+    service = CaseService(api.app.state.settings, api.app.state.sessions)  # type: ignore[attr-defined]
     versions: list[int] = []
     errors: list[BaseException] = []
 
@@ -87,7 +87,7 @@ def test_any_past_version_is_rebuilt_exactly(
     make_client: MakeClient, database_url: str | None, mha: Problem
 ):
     api = make_client(database_url)
-    sessions = api.app.state.submissions.sessions  # type: ignore[attr-defined]
+    sessions = api.app.state.sessions  # type: ignore[attr-defined]
     service = CaseService(api.app.state.settings, sessions)
     row_a, _ = service.add(mha, CaseMeta("a", "hidden", 1.0), case_inputs(1))  # v2: a
     service.add(mha, CaseMeta("b", "public", 2.0), case_inputs(2))  # v3: a, b

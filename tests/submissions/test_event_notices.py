@@ -69,8 +69,8 @@ def test_a_worker_s_commits_wake_the_api_s_waiters_and_streams(
 
 def test_malformed_notices_are_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
     """Notices are hints read from Redis: anything but the expected small JSON is dropped."""
-    from app.worker.broadcast import MAX_MESSAGE_BYTES, Listener
-    from app.worker.notify import COMPLETIONS
+    from app.submissions.broadcast import MAX_MESSAGE_BYTES, Listener
+    from app.submissions.notices import COMPLETIONS
 
     listener = Listener("redis://127.0.0.1:1/0")  # never started: messages are handed in
     finished: list[str] = []

@@ -34,7 +34,7 @@ def test_no_input_gets_a_server_error(tmp_path: Path) -> None:
         known = {"problem_id": "multi-head-attention", "submission_id": done.json()["id"]}
         # Routes that take an optional bearer token get random ones from the generator (403);
         # a real token is mixed in too, so accepted requests are generated as well.
-        with client.app.state.submissions.sessions() as session:  # type: ignore[attr-defined]
+        with client.app.state.sessions() as session:  # type: ignore[attr-defined]
             _, token = create_token(session, "fuzzer", "instructor")
             session.commit()
         auth = {"Authorization": f"Bearer {token}"}

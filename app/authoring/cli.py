@@ -30,7 +30,7 @@ def _targets(settings: Settings, target: str | None) -> list[Path] | str:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from app.problems.check import check_folder
+    from app.authoring.check import check_folder
     from app.problems.loader import ProblemLoadError, load_problems
     from sandbox.factory import make_sandbox
 
@@ -58,7 +58,7 @@ def _check(args: argparse.Namespace) -> int:
 def _new(args: argparse.Namespace) -> int:
     from pydantic import TypeAdapter, ValidationError
 
-    from app.problems.skeleton import write_skeleton
+    from app.authoring.skeleton import write_skeleton
     from app.problems.spec import Slug
 
     try:

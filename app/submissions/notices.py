@@ -3,7 +3,7 @@ the same process stores the result, and an event stream (SSE) as soon as a trans
 process that wrote its events commits, instead of at their next database poll.
 
 Only hints: the database stays the truth, read now and then as a safety net. Commits made in
-other processes (Celery workers) arrive over Redis (``app.worker.broadcast``).
+other processes (Celery workers) arrive over Redis (``app.submissions.broadcast``).
 """
 
 from __future__ import annotations
@@ -12,12 +12,23 @@ import asyncio
 import contextlib
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Set
-from typing import Any
+from dataclasses import dataclass
 
 from sqlalchemy import event
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.grading.schemas import GradeReport
+from app.submissions.models import Submission
 from app.submissions.repository import EVENTS_WRITTEN
+
+
+@dataclass(frozen=True)
+class Completed:
+    """A result as its grader just committed it: a detached copy of the row, and its report
+    already parsed, so a waiting request answers without reading either back."""
+
+    row: Submission
+    report: GradeReport
 
 
 class Wakeup:
@@ -26,10 +37,10 @@ class Wakeup:
     def __init__(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._event = asyncio.Event()
-        # What the grader committed (a ``SubmissionOut``), when it passed it along.
-        self.result: Any = None
+        # What the grader committed, when it passed it along.
+        self.result: Completed | None = None
 
-    def set(self, result: Any = None) -> None:
+    def set(self, result: Completed | None = None) -> None:
         if result is not None:
             self.result = result
         self._loop.call_soon_threadsafe(self._event.set)
@@ -71,7 +82,7 @@ class Watchers:
         with self._lock:
             return submission_id in self._waiting
 
-    def wake(self, submission_ids: Iterable[str], result: Any = None) -> None:
+    def wake(self, submission_ids: Iterable[str], result: Completed | None = None) -> None:
         """Called from any thread once something is committed for these submissions."""
         with self._lock:
             wakeups = [w for sid in submission_ids for w in self._waiting.get(sid, [])]
@@ -81,7 +92,7 @@ class Watchers:
 
 
 # ``?wait`` requests, woken once a submission's result is stored; a grader of this process passes
-# the row it committed (a ``SubmissionOut``) along, so they need not read it back.
+# what it committed along (``Completed``), so they need not read it back.
 COMPLETIONS = Watchers()
 # Event streams, woken whenever a submission's events are committed.
 ACTIVITY = Watchers()
@@ -94,7 +105,7 @@ def announce_event_commits(
     """Wake this process's event streams when a session of ``sessions`` commits events (the
     repository notes in ``session.info`` which submissions it wrote which events for), and tell
     other processes through ``publish`` ({submission id: event kinds}; the scale-out mode's
-    ``app.worker.broadcast.Broadcaster``)."""
+    ``app.submissions.broadcast.Broadcaster``)."""
 
     @event.listens_for(sessions, "after_commit")
     def _after_commit(session: Session) -> None:

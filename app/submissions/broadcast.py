@@ -4,7 +4,7 @@ A Celery worker commits a submission's events (running, the sandbox phase, the r
 own process; the API process that streams them (SSE) or waits for the result (``?wait``) would
 only find them at its next database poll. Every process of the scale-out mode publishes, after
 each commit, which submissions got events (and which got their result) on one Redis channel; each
-API process listens and wakes its streams and waiters (``app.worker.notify``).
+API process listens and wakes its streams and waiters (``app.submissions.notices``).
 
 Only hints, like the in-process notices: the database stays the truth, so a lost message (Redis
 restarting, a listener reconnecting) only delays an answer to the next safety poll. Messages are
@@ -21,7 +21,7 @@ from collections.abc import Mapping, Set
 import redis
 from pydantic import BaseModel, Field, ValidationError
 
-from app.worker.notify import ACTIVITY, COMPLETIONS
+from app.submissions.notices import ACTIVITY, COMPLETIONS
 
 log = logging.getLogger(__name__)
 

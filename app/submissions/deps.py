@@ -1,0 +1,27 @@
+"""Typed dependency: the submissions service, built per request on what the lifespan opened."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, Request
+
+from app.core.deps import SessionsDep, SettingsDep
+from app.submissions.service import Dispatcher, SubmissionService
+
+
+def get_dispatcher(request: Request) -> Dispatcher:
+    """The configured queue's dispatcher (the embedded pool, or Celery publishing)."""
+    dispatcher: Dispatcher = request.app.state.dispatcher
+    return dispatcher
+
+
+def get_submission_service(
+    settings: SettingsDep,
+    sessions: SessionsDep,
+    dispatcher: Annotated[Dispatcher, Depends(get_dispatcher)],
+) -> SubmissionService:
+    return SubmissionService(settings, sessions, dispatcher)
+
+
+SubmissionServiceDep = Annotated[SubmissionService, Depends(get_submission_service)]
