@@ -19,8 +19,8 @@ from app.auth.deps import Instructor, OptionalPrincipal, SessionsDep
 from app.core.deps import ProblemDep, SettingsDep
 from app.core.errors import AUTH_ERRORS, ApiError, error_responses
 from app.problems.cases import (
-    CaseError,
     Inputs,
+    InvalidCase,
     Result,
     TestCase,
     bind_dims,
@@ -56,7 +56,7 @@ ServiceDep = Annotated[CaseService, Depends(get_case_service)]
 CaseId = Annotated[int, Path(ge=1, le=2**62)]
 
 
-def invalid(exc: CaseError) -> ApiError:
+def invalid(exc: InvalidCase) -> ApiError:
     return ApiError(422, "invalid_case", exc.message, exc.field)
 
 
@@ -283,7 +283,7 @@ async def add_case(
         row, version = await run_in_threadpool(
             service.add, problem, meta, inputs, expected, instructor.name
         )
-    except CaseError as exc:
+    except InvalidCase as exc:
         raise invalid(exc) from None
     except CaseConflict as exc:
         raise ApiError(409, "case_conflict", exc.message, exc.field) from None
