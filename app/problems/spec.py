@@ -62,7 +62,7 @@ class Requirement(_Strict):
     text: str = Field(min_length=1, max_length=1000)
 
 
-class Limits(_Strict):
+class ProblemLimits(_Strict):
     cpu_seconds: float = Field(default=5.0, gt=0, le=120)
     wall_seconds: float = Field(default=10.0, gt=0, le=300)
     memory_mb: int = Field(default=512, ge=64, le=16384)
@@ -94,7 +94,7 @@ class ProblemSpec(_Strict):
     function_name: Identifier
     params: list[Param] = Field(min_length=1, max_length=32)
     returns: Returns | list[Returns]
-    limits: Limits = Limits()
+    limits: ProblemLimits = ProblemLimits()
     tolerance: Tolerance = Tolerance()
     requirements: list[Requirement] = Field(min_length=1)
     seed: int = 0
