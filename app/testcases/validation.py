@@ -126,7 +126,7 @@ def inputs_from_npz(
     return inputs, tuple(given[f"expected.{n}"] for n in names)
 
 
-def check_case(
+def validate_case(
     problem: Problem,
     inputs: Inputs,
     given_expected: Result | None,
