@@ -18,6 +18,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from app.core.errors import first_error
 from app.problems.cases import Inputs, Result
 from app.problems.spec import ProblemSpec, Slug
 
@@ -134,9 +135,8 @@ def read_error_model(path: Path, spec: ProblemSpec, reference_flags: object) -> 
     try:
         model = ErrorModel.model_validate(raw)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(part) for part in first["loc"]) or None
-        raise ErrorModelError(first["msg"], field) from exc
+        field, message = first_error(exc)
+        raise ErrorModelError(message, field) from exc
     requirement_ids = [r.id for r in spec.requirements]
     for code, fault in model.faults.items():
         if fault.requirement not in requirement_ids:

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
+from app.core.errors import first_error
 from app.problems.cases import (
     Dims,
     Inputs,
@@ -180,9 +181,8 @@ def _read_spec(path: Path) -> ProblemSpec:
     try:
         return ProblemSpec.model_validate(raw)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(part) for part in first["loc"]) or None
-        raise ProblemLoadError(path, first["msg"], field=field) from exc
+        field, message = first_error(exc)
+        raise ProblemLoadError(path, message, field=field) from exc
 
 
 def _build_cases(

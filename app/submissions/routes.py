@@ -16,7 +16,7 @@ from starlette.concurrency import run_in_threadpool
 from app.auth.deps import OptionalPrincipal
 from app.auth.tokens import Principal
 from app.core.deps import ProblemDep
-from app.core.errors import ApiError, error_responses
+from app.core.errors import ApiError, error_responses, first_error
 from app.submissions.repository import SubmissionRepository
 from app.submissions.schemas import SubmissionCreate, SubmissionOut, submission_out
 from app.submissions.service import SubmissionService
@@ -76,9 +76,8 @@ async def _parse_body(request: Request, max_code_bytes: int) -> SubmissionCreate
     try:
         return SubmissionCreate.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(p) for p in first["loc"]) or None
-        raise ApiError(422, "invalid_request", first["msg"], field) from None
+        field, message = first_error(exc)
+        raise ApiError(422, "invalid_request", message, field) from None
 
 
 def _location(submission_id: str) -> str:

@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.core.config import Settings, get_settings
+from app.core.errors import first_error
 from app.problems.cases import Inputs, InvalidCase, Result
 from app.problems.loader import Problem, load_problems
 
@@ -97,8 +98,8 @@ def _add(args: argparse.Namespace) -> int:
         try:
             meta = CaseFields.model_validate(fields)
         except ValidationError as exc:
-            first = exc.errors()[0]
-            return _fail(".".join(str(p) for p in first["loc"]) or "case", first["msg"])
+            field, message = first_error(exc)
+            return _fail(field or "case", message)
         service = CaseService(settings, sessions)
         row, version = service.add(
             problem,

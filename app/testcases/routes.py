@@ -17,7 +17,7 @@ from starlette.datastructures import UploadFile
 
 from app.auth.deps import Instructor, OptionalPrincipal, SessionsDep
 from app.core.deps import ProblemDep, SettingsDep
-from app.core.errors import AUTH_ERRORS, ApiError, error_responses
+from app.core.errors import AUTH_ERRORS, ApiError, error_responses, first_error
 from app.problems.cases import (
     Inputs,
     InvalidCase,
@@ -150,9 +150,8 @@ async def _read_capped(request: Request, cap: int) -> bytes:
 
 
 def _validation_error(exc: ValidationError) -> ApiError:
-    first = exc.errors()[0]
-    field = ".".join(str(p) for p in first["loc"]) or None
-    return ApiError(422, "invalid_case", first["msg"], field)
+    field, message = first_error(exc)
+    return ApiError(422, "invalid_case", message, field)
 
 
 async def _parse_json(
