@@ -21,7 +21,8 @@ from pydantic import ValidationError
 from app.problems.cases import InvalidCase, bind_dims, broadcastable, output_shapes
 from app.problems.spec import ProblemSpec
 from tests.instructors.conftest import Tokens, add_tokens, bearer, error_of
-from tests.problems.test_contract_demo import grade_at, serving_folder
+from tests.support.api import grade_at
+from tests.support.folders import serving_folder
 
 FIXTURES = Path(__file__).parent / "fixtures-variadic"
 DEMO = "variadic-demo"

@@ -9,7 +9,7 @@ import json
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.problems.test_contract_demo import CORRECT
+from tests.support.codes import CONTRACT_DEMO_CORRECT
 from tests.web.conftest import Server
 from tests.web.helpers import axe_violations, open_field_form, set_code, shot
 
@@ -34,7 +34,7 @@ def test_a_wrong_mask_shows_a_result_and_a_heat_map_per_output(fixtures_page: Pa
     page = fixtures_page
     page.goto("/problems/contract-demo")
     page.locator(".cm-content").wait_for()
-    set_code(page, CORRECT.replace("np.where(mask, scores", "np.where(~mask, scores"))
+    set_code(page, CONTRACT_DEMO_CORRECT.replace("np.where(mask, scores", "np.where(~mask, scores"))
     page.get_by_role("button", name="Submit").click()
     page.locator('#verdict[data-verdict="wrong_answer"]').wait_for(timeout=90_000)
     expect(page.locator('.diagnosis[data-code="mask-inverted"]')).to_be_visible()
