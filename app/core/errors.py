@@ -7,7 +7,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 
@@ -41,6 +41,13 @@ def error_responses(
                 }
             }
     return out
+
+
+def first_error(exc: ValidationError) -> tuple[str | None, str]:
+    """The dotted field (None for the whole model) and message of a validation error's first
+    complaint: every error this service reports names one field."""
+    first = exc.errors()[0]
+    return ".".join(str(part) for part in first["loc"]) or None, first["msg"]
 
 
 class ApiError(Exception):

@@ -22,7 +22,7 @@ Result = np.ndarray | tuple[np.ndarray, ...]
 Dims = dict[str, int | tuple[int, ...]]
 
 
-class CaseError(ValueError):
+class InvalidCase(ValueError):
     """A case does not fit the signature; ``field`` names the offending input."""
 
     def __init__(self, field: str, message: str) -> None:
@@ -52,49 +52,51 @@ def parts_of(result: Result) -> tuple[np.ndarray, ...]:
 def bind_dims(spec: ProblemSpec, inputs: Inputs) -> Dims:
     """Check ``inputs`` against the signature and return the size of every symbolic dimension.
 
-    An optional parameter may be absent or None. Raises ``CaseError`` naming the first input
+    An optional parameter may be absent or None. Raises ``InvalidCase`` naming the first input
     that is missing, mistyped or inconsistent.
     """
     expected_names = [p.name for p in spec.params]
     for name in inputs:
         if name not in expected_names:
-            raise CaseError(name, f"unexpected input; the signature takes {expected_names}")
+            raise InvalidCase(name, f"unexpected input; the signature takes {expected_names}")
     dims: Dims = {}
     origin: dict[str, str] = {}  # which input bound each dimension first, for the messages
     for param in spec.params:
         if param.name not in inputs and not param.optional:
-            raise CaseError(param.name, "missing")
+            raise InvalidCase(param.name, "missing")
         value = inputs.get(param.name)
         if value is None:
             if not param.optional:
-                raise CaseError(param.name, "must not be null: the parameter is not optional")
+                raise InvalidCase(param.name, "must not be null: the parameter is not optional")
             continue
         if isinstance(param, ArrayParam):
             _bind_array(param, value, dims, origin)
         else:
             if isinstance(value, bool) or not isinstance(value, int | np.integer):
-                raise CaseError(param.name, "must be an integer")
+                raise InvalidCase(param.name, "must be an integer")
             if not param.minimum <= int(value) <= param.maximum:
-                raise CaseError(param.name, f"must be between {param.minimum} and {param.maximum}")
+                raise InvalidCase(
+                    param.name, f"must be between {param.minimum} and {param.maximum}"
+                )
             dims[param.name] = int(value)
     return dims
 
 
 def _bind_array(param: ArrayParam, value: object, dims: Dims, origin: dict[str, str]) -> None:
     if not isinstance(value, np.ndarray):
-        raise CaseError(param.name, "must be an array")
+        raise InvalidCase(param.name, "must be an array")
     if value.dtype != np.dtype(param.dtype):
-        raise CaseError(param.name, f"must be {param.dtype}, got {value.dtype}")
+        raise InvalidCase(param.name, f"must be {param.dtype}, got {value.dtype}")
     shape = param.shape
     group = next((i for i, d in enumerate(shape) if is_variadic(d)), None)
     fixed = len(shape) - (group is not None)
     if group is None and value.ndim != fixed:
-        raise CaseError(
+        raise InvalidCase(
             param.name,
             f"must have {fixed} dimensions {tuple(shape)}, got shape {value.shape}",
         )
     if group is not None and value.ndim < fixed:
-        raise CaseError(
+        raise InvalidCase(
             param.name,
             f"must have at least {fixed} dimensions ({', '.join(shape)}), got shape {value.shape}",
         )
@@ -108,31 +110,31 @@ def _bind_array(param: ArrayParam, value: object, dims: Dims, origin: dict[str, 
         if is_variadic(dim):
             bound = dims.setdefault(dim, sizes)
             if bound != sizes:
-                raise CaseError(
+                raise InvalidCase(
                     param.name,
                     f"{dim} is {sizes} ({where if span else 'no axes'}) but {origin[dim]} "
                     f"gives {dim}={bound}",
                 )
         elif not is_symbolic(dim):
             if sizes[0] != int(dim):
-                raise CaseError(param.name, f"{where} must be {dim}, got {sizes[0]}")
+                raise InvalidCase(param.name, f"{where} must be {dim}, got {sizes[0]}")
         else:
             bound = dims.setdefault(dim, sizes[0])
             if bound != sizes[0]:
-                raise CaseError(
+                raise InvalidCase(
                     param.name,
                     f"{where} ({dim}) is {sizes[0]} but another input gives {dim}={bound}",
                 )
         origin.setdefault(dim, param.name)
         axis += span
     if value.dtype.kind == "f" and not np.all(np.isfinite(value)):
-        raise CaseError(param.name, "contains NaN or infinity")
+        raise InvalidCase(param.name, "contains NaN or infinity")
 
 
 def _sizes(shape: Sequence[str], dims: Dims) -> tuple[int, ...]:
     unbound = [d for d in shape if is_symbolic(d) and d not in dims]
     if unbound:
-        raise CaseError("inputs", f"no input gives the size of {unbound}")
+        raise InvalidCase("inputs", f"no input gives the size of {unbound}")
     sizes: list[int] = []
     for dim in shape:
         size = dims[dim] if is_symbolic(dim) else int(dim)
@@ -141,13 +143,13 @@ def _sizes(shape: Sequence[str], dims: Dims) -> tuple[int, ...]:
 
 
 def broadcastable(field: str, shape: tuple[int, ...], target: tuple[int, ...]) -> None:
-    """For a problem's ``check_case``: raise ``CaseError`` on ``field`` unless an array of
+    """For a problem's ``check_case``: raise ``InvalidCase`` on ``field`` unless an array of
     ``shape`` broadcasts to ``target`` without growing it (a mask to the scores' shape)."""
     ok = len(shape) <= len(target) and all(
         n in (1, m) for n, m in zip(shape[::-1], target[::-1], strict=False)
     )
     if not ok:
-        raise CaseError(field, f"shape {shape} does not broadcast to {target}")
+        raise InvalidCase(field, f"shape {shape} does not broadcast to {target}")
 
 
 def output_shapes(spec: ProblemSpec, dims: Dims) -> list[tuple[int, ...]]:

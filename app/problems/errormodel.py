@@ -16,10 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, field_validator
 
+from app.core.errors import first_error
 from app.problems.cases import Inputs, Result
-from app.problems.spec import ProblemSpec, Slug
+from app.problems.spec import ProblemSpec, Slug, StrictModel
 
 # The grader's own checks, which apply to every problem. Their codes are fixed; each problem
 # words them for its students.
@@ -39,11 +40,7 @@ class ErrorModelError(ValueError):
         self.field = field
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class Wording(_Strict):
+class Wording(StrictModel):
     title: str = Field(min_length=1, max_length=120)
     explanation: str = Field(min_length=1, max_length=1000)
     hint: str = Field(min_length=1, max_length=500)
@@ -58,7 +55,7 @@ class ContractWording(Wording):
 class FaultSpec(Wording):
     requirement: Slug
     # Reference flags that all express this one misconception; empty means just the code.
-    variants: list[str] = []
+    variants: list[str] = Field(default_factory=list)
     # Faults of one group are alternatives (one scale, one softmax axis): never combined. A
     # fault may sit in several groups (a habit spanning two steps excludes the faults of each).
     group: str | list[str] | None = None
@@ -70,13 +67,13 @@ class FaultSpec(Wording):
         return [self.group] if isinstance(self.group, str) else list(self.group)
 
 
-class DiagnosisSettings(_Strict):
+class DiagnosisSettings(StrictModel):
     # Largest difference / largest expected value, per probe, for the "low-precision" match.
     low_precision: float = Field(default=5e-3, gt=0, lt=1)
     max_faults: int = Field(default=3, ge=1, le=4)
 
 
-class ErrorModel(_Strict):
+class ErrorModel(StrictModel):
     diagnosis: DiagnosisSettings = DiagnosisSettings()
     faults: dict[Slug, FaultSpec] = Field(min_length=1)
     contract: dict[Slug, ContractWording]
@@ -134,9 +131,8 @@ def read_error_model(path: Path, spec: ProblemSpec, reference_flags: object) -> 
     try:
         model = ErrorModel.model_validate(raw)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(part) for part in first["loc"]) or None
-        raise ErrorModelError(first["msg"], field) from exc
+        field, message = first_error(exc)
+        raise ErrorModelError(message, field) from exc
     requirement_ids = [r.id for r in spec.requirements]
     for code, fault in model.faults.items():
         if fault.requirement not in requirement_ids:

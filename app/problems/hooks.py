@@ -1,6 +1,6 @@
 """What a problem folder's ``cases.py`` may define besides its cases, and their defaults.
 
-- ``check_case(inputs, dims)``: raise ``CaseError`` for a case the signature allows but the
+- ``check_case(inputs, dims)``: raise ``InvalidCase`` for a case the signature allows but the
   problem does not (``d_model % num_heads != 0``, a mask of the wrong shape...).
 - ``case_warnings(inputs, dims)``: the problem's own warnings for instructor cases that are valid
   but weak for diagnosis (a single head, a saturated softmax...), as ``CaseWarning`` objects. A
@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 from pydantic import BaseModel, Field
 
-from app.problems.cases import CaseError, Dims, Inputs, Visibility
+from app.problems.cases import Dims, Inputs, InvalidCase, Visibility
 from sandbox.runner import HIDDEN_EXCEPTION_NAMES
 
 
@@ -57,7 +57,7 @@ def check_hidden_raises(raises: str | None, visibility: Visibility) -> None:
         return
     if raises == "Exception" or raises not in HIDDEN_EXCEPTION_NAMES:
         allowed = ", ".join(sorted(HIDDEN_EXCEPTION_NAMES - {"Exception"}))
-        raise CaseError(
+        raise InvalidCase(
             "raises",
             f"a hidden case can require only one of {allowed}: the sandbox does not name "
             f"{raises} for a hidden case",

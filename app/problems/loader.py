@@ -27,10 +27,11 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
+from app.core.errors import first_error
 from app.problems.cases import (
-    CaseError,
     Dims,
     Inputs,
+    InvalidCase,
     Result,
     TestCase,
     bind_dims,
@@ -89,7 +90,7 @@ class Problem:
         return self.spec.id
 
     def validate_inputs(self, inputs: Inputs) -> Dims:
-        """Signature check plus the problem's own constraints; raises ``CaseError``."""
+        """Signature check plus the problem's own constraints; raises ``InvalidCase``."""
         dims = bind_dims(self.spec, inputs)
         self.check_case(inputs, dims)
         return dims
@@ -128,17 +129,17 @@ class Problem:
             raised = self.raised_by(case.inputs)
             if raised != case.raises:
                 did = f"raised {raised}" if raised else "returned normally"
-                raise CaseError("raises", f"expects {case.raises}, but the reference {did}")
+                raise InvalidCase("raises", f"expects {case.raises}, but the reference {did}")
             return replace(case, expected=None)
         try:
             parts = self.evaluate(case.inputs)
         except ReferenceOutputError as exc:
-            raise CaseError("expected", f"the reference {exc}") from None
+            raise InvalidCase("expected", f"the reference {exc}") from None
         for output, got, want in zip(
             self.spec.outputs, parts, output_shapes(self.spec, dims), strict=True
         ):
             if got.shape != want:
-                raise CaseError(
+                raise InvalidCase(
                     f"expected.{output.name}" if self.spec.multiple_outputs else "expected",
                     f"reference returned shape {got.shape}, not {want}",
                 )
@@ -180,9 +181,8 @@ def _read_spec(path: Path) -> ProblemSpec:
     try:
         return ProblemSpec.model_validate(raw)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(part) for part in first["loc"]) or None
-        raise ProblemLoadError(path, first["msg"], field=field) from exc
+        field, message = first_error(exc)
+        raise ProblemLoadError(path, message, field=field) from exc
 
 
 def _build_cases(
@@ -198,7 +198,7 @@ def _build_cases(
         names.add(case.name)
         try:
             built.append(problem.with_expected(replace(case, visibility=visibility)))  # type: ignore[arg-type]
-        except CaseError as exc:
+        except InvalidCase as exc:
             raise ProblemLoadError(path, str(exc), field=f"{label}[{case.name}]") from exc
         except Exception as exc:  # the reference itself failed: name the case, not a traceback
             raise ProblemLoadError(
@@ -300,7 +300,7 @@ def _load_diagnostics(problem: Problem, reference_module: ModuleType, prefix: st
         names.add(probe.name)
         try:
             problem.with_expected(TestCase(probe.name, probe.inputs, raises=probe.raises))
-        except CaseError as exc:
+        except InvalidCase as exc:
             raise ProblemLoadError(probes_path, str(exc), field=f"probes()[{probe.name}]") from exc
         except Exception as exc:
             raise ProblemLoadError(

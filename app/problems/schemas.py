@@ -8,7 +8,7 @@ from pydantic import BaseModel
 
 from app.problems.cases import Result, TestCase
 from app.problems.loader import Problem
-from app.problems.spec import ArrayParam, IntParam, Limits
+from app.problems.spec import ArrayParam, IntParam, ProblemLimits
 
 
 class ProblemSummary(BaseModel):
@@ -63,7 +63,7 @@ class ProblemDetail(BaseModel):
     multiple_outputs: bool = False
     requirements: list[RequirementOut]
     examples: list[ExampleOut]
-    limits: Limits
+    limits: ProblemLimits
 
 
 def to_json_value(value: Any) -> Any:

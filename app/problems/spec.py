@@ -21,7 +21,9 @@ Identifier = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$
 Dim = Annotated[str, StringConstraints(pattern=r"^(\*?[A-Za-z_][A-Za-z0-9_]*|[0-9]+)$")]
 
 
-class _Strict(BaseModel):
+class StrictModel(BaseModel):
+    """A section of a problem file: unknown keys are errors, values are read-only."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
@@ -35,7 +37,7 @@ def _one_group(shape: list[str]) -> list[str]:
 Shape = Annotated[list[Dim], Field(min_length=1, max_length=8), AfterValidator(_one_group)]
 
 
-class ArrayParam(_Strict):
+class ArrayParam(StrictModel):
     name: Identifier
     kind: Literal["array"]
     shape: Shape
@@ -45,7 +47,7 @@ class ArrayParam(_Strict):
     optional: bool = False
 
 
-class IntParam(_Strict):
+class IntParam(StrictModel):
     name: Identifier
     kind: Literal["int"]
     minimum: int = 1
@@ -56,26 +58,26 @@ class IntParam(_Strict):
 Param = Annotated[ArrayParam | IntParam, Field(discriminator="kind")]
 
 
-class Requirement(_Strict):
+class Requirement(StrictModel):
     id: Slug
     title: str = Field(min_length=1, max_length=120)
     text: str = Field(min_length=1, max_length=1000)
 
 
-class Limits(_Strict):
+class ProblemLimits(StrictModel):
     cpu_seconds: float = Field(default=5.0, gt=0, le=120)
     wall_seconds: float = Field(default=10.0, gt=0, le=300)
     memory_mb: int = Field(default=512, ge=64, le=16384)
 
 
-class Tolerance(_Strict):
+class Tolerance(StrictModel):
     """Passed to ``np.allclose(actual, expected, rtol, atol)``: the reference is the second side."""
 
     rtol: float = Field(default=1e-7, gt=0, lt=1)
     atol: float = Field(default=1e-9, ge=0, lt=1)
 
 
-class Returns(_Strict):
+class Returns(StrictModel):
     """One output of the function. A problem returns one array (``returns = {shape = [...]}``)
     or a tuple of named ones (``returns = [{name = "output", ...}, {name = "weights", ...}]``),
     each with its own shape and, if it needs one, its own tolerance."""
@@ -86,7 +88,7 @@ class Returns(_Strict):
     tolerance: Tolerance | None = None
 
 
-class ProblemSpec(_Strict):
+class ProblemSpec(StrictModel):
     id: Slug
     title: str = Field(min_length=1, max_length=120)
     difficulty: Literal["easy", "medium", "hard"]
@@ -94,7 +96,7 @@ class ProblemSpec(_Strict):
     function_name: Identifier
     params: list[Param] = Field(min_length=1, max_length=32)
     returns: Returns | list[Returns]
-    limits: Limits = Limits()
+    limits: ProblemLimits = ProblemLimits()
     tolerance: Tolerance = Tolerance()
     requirements: list[Requirement] = Field(min_length=1)
     seed: int = 0

@@ -38,7 +38,7 @@ class Submission(Base):
     mode: Mapped[str] = mapped_column(String(16), default="submit")  # submit | examples
     code: Mapped[str] = mapped_column(Text)
     code_sha256: Mapped[str] = mapped_column(String(64))
-    # Who submitted: "ip:<address>" today; issue 6's tokens give "token:<id>".
+    # Who submitted: "token:<id>" for a bearer token, else "ip:<address>" (see ``client_of``).
     client: Mapped[str] = mapped_column(String(200))
     idempotency_key: Mapped[str | None] = mapped_column(String(255), default=None)
     request_sha256: Mapped[str] = mapped_column(String(64))

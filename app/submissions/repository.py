@@ -283,8 +283,8 @@ class SubmissionRepository:
     def requeue_for_regrade(
         self, submission_id: str, *, max_active: int | None = None
     ) -> Submission | None:
-        """(Issue 6) Queue a finished submission for another grading run: ``run`` + 1, the
-        previous result cleared here and kept in ``gradings``. None unless it is ``done`` and,
+        """Queue a finished submission for another grading run: ``run`` + 1, the previous
+        result cleared here and kept in ``gradings``. None unless it is ``done`` and,
         with ``max_active``, fewer than that many submissions are queued or running.
 
         The cap is a condition of the UPDATE itself (counted like ``admission_counts``): one

@@ -15,7 +15,7 @@ from starlette.concurrency import run_in_threadpool
 
 from app.auth.deps import Instructor, OptionalPrincipal
 from app.auth.tokens import Principal
-from app.core.errors import AUTH_ERRORS, ApiError, error_responses
+from app.core.errors import AUTH_ERRORS, ApiError, error_responses, first_error
 from app.problems.deps import ProblemDep
 from app.submissions.deps import SubmissionServiceDep
 from app.submissions.notices import ACTIVITY, COMPLETIONS
@@ -74,9 +74,8 @@ async def _parse_body(request: Request, max_code_bytes: int) -> SubmissionCreate
     try:
         return SubmissionCreate.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(p) for p in first["loc"]) or None
-        raise ApiError(422, "invalid_request", first["msg"], field) from None
+        field, message = first_error(exc)
+        raise ApiError(422, "invalid_request", message, field) from None
 
 
 def _location(submission_id: str) -> str:

@@ -14,7 +14,8 @@ from pydantic import ValidationError
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.core.config import Settings, get_settings
-from app.problems.cases import CaseError, Inputs, Result
+from app.core.errors import first_error
+from app.problems.cases import Inputs, InvalidCase, Result
 from app.problems.loader import Problem, load_problems
 
 
@@ -52,16 +53,16 @@ def _read_json_case(
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except ValueError as exc:
-        raise CaseError("file", f"is not JSON: {exc}") from None
+        raise InvalidCase("file", f"is not JSON: {exc}") from None
     if not isinstance(data, dict):
-        raise CaseError("file", "must hold a JSON object")
+        raise InvalidCase("file", "must hold a JSON object")
     if "inputs" in data:
         fields = dict(data)
         raw_inputs, raw_expected = fields.pop("inputs"), fields.pop("expected", None)
     else:
         fields, raw_inputs, raw_expected = {}, data, None
     if not isinstance(raw_inputs, dict):
-        raise CaseError("inputs", "must be an object")
+        raise InvalidCase("inputs", "must be an object")
     inputs = inputs_from_json(problem, raw_inputs, max_elements)
     expected = None
     if raw_expected is not None:
@@ -97,8 +98,8 @@ def _add(args: argparse.Namespace) -> int:
         try:
             meta = CaseFields.model_validate(fields)
         except ValidationError as exc:
-            first = exc.errors()[0]
-            return _fail(".".join(str(p) for p in first["loc"]) or "case", first["msg"])
+            field, message = first_error(exc)
+            return _fail(field or "case", message)
         service = CaseService(settings, sessions)
         row, version = service.add(
             problem,
@@ -107,7 +108,7 @@ def _add(args: argparse.Namespace) -> int:
             expected,
             created_by=_who(),
         )
-    except (CaseError, CaseConflict) as exc:
+    except (InvalidCase, CaseConflict) as exc:
         return _fail(exc.field, exc.message)
     print(f"Added case {row.id} ({row.name}, {row.visibility}, weight {row.weight:g}).")
     print(f"Test-set version of {problem.id}: {version}")

@@ -13,7 +13,7 @@ import zipfile
 
 import numpy as np
 
-from app.problems.cases import CaseError, InputValue, Result
+from app.problems.cases import InputValue, InvalidCase, Result
 
 MAX_MEMBERS = 64
 
@@ -80,20 +80,20 @@ def from_npz(data: bytes) -> dict[str, InputValue]:
 
 
 def read_upload(data: bytes, max_elements: int) -> dict[str, np.ndarray]:
-    """Every array of an uploaded ``.npz``, by name. Raises ``CaseError`` naming the member as
+    """Every array of an uploaded ``.npz``, by name. Raises ``InvalidCase`` naming the member as
     ``inputs.<name>`` or ``expected`` (``file`` when the archive itself is unreadable)."""
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
     except (zipfile.BadZipFile, OSError, ValueError):
-        raise CaseError("file", "is not an .npz archive (a zip of .npy files)") from None
+        raise InvalidCase("file", "is not an .npz archive (a zip of .npy files)") from None
     with archive:
         members = archive.infolist()
         if len(members) > MAX_MEMBERS:
-            raise CaseError("file", f"holds {len(members)} members; at most {MAX_MEMBERS}")
+            raise InvalidCase("file", f"holds {len(members)} members; at most {MAX_MEMBERS}")
         out: dict[str, np.ndarray] = {}
         for member in members:
             if not member.filename.endswith(".npy") or "/" in member.filename:
-                raise CaseError("file", f"member {member.filename!r} is not a top-level .npy")
+                raise InvalidCase("file", f"member {member.filename!r} is not a top-level .npy")
             key = member.filename[: -len(".npy")]
             field = key if key.split(".")[0] == "expected" else f"inputs.{key}"
             out[key] = _read_member(archive, member, field, max_elements)
@@ -111,19 +111,19 @@ def _read_member(
             elif version == (2, 0):
                 shape, _, dtype = np.lib.format.read_array_header_2_0(stream)
             else:
-                raise CaseError(key, f"unsupported .npy format version {version}")
-    except CaseError:
+                raise InvalidCase(key, f"unsupported .npy format version {version}")
+    except InvalidCase:
         raise
     except Exception as exc:  # a corrupt header: name the member, never crash
-        raise CaseError(key, f"is not a readable .npy array: {exc}") from None
+        raise InvalidCase(key, f"is not a readable .npy array: {exc}") from None
     if dtype.hasobject or dtype.kind not in "biuf":
-        raise CaseError(key, "holds Python objects; only numeric and boolean arrays are accepted")
+        raise InvalidCase(key, "holds Python objects; only numeric and boolean arrays are accepted")
     size = math.prod(shape)
     if size > max_elements:
-        raise CaseError(key, f"has {size} elements; the limit is {max_elements}")
+        raise InvalidCase(key, f"has {size} elements; the limit is {max_elements}")
     try:
         with archive.open(member) as stream:
             array = np.lib.format.read_array(stream, allow_pickle=False)
     except Exception as exc:
-        raise CaseError(key, f"is not a readable .npy array: {exc}") from None
+        raise InvalidCase(key, f"is not a readable .npy array: {exc}") from None
     return np.asarray(array)

@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 from app.db.base import utcnow
 from app.testcases.models import ProblemTestSet, StoredCase
 
-# The problem folder's own cases are version 1 (app.worker.grader uses the same number).
+# The problem folder's own cases are version 1; instructors' stored case sets start above it.
 BUILTIN_TEST_SET_VERSION = 1
 
 _TEST_SETS = cast(Table, ProblemTestSet.__table__)

@@ -17,10 +17,10 @@ from starlette.datastructures import UploadFile
 
 from app.auth.deps import Instructor, OptionalPrincipal
 from app.core.deps import SessionsDep, SettingsDep
-from app.core.errors import AUTH_ERRORS, ApiError, error_responses
+from app.core.errors import AUTH_ERRORS, ApiError, error_responses, first_error
 from app.problems.cases import (
-    CaseError,
     Inputs,
+    InvalidCase,
     Result,
     TestCase,
     bind_dims,
@@ -57,7 +57,7 @@ ServiceDep = Annotated[CaseService, Depends(get_case_service)]
 CaseId = Annotated[int, Path(ge=1, le=2**62)]
 
 
-def invalid(exc: CaseError) -> ApiError:
+def invalid(exc: InvalidCase) -> ApiError:
     return ApiError(422, "invalid_case", exc.message, exc.field)
 
 
@@ -151,9 +151,8 @@ async def _read_capped(request: Request, cap: int) -> bytes:
 
 
 def _validation_error(exc: ValidationError) -> ApiError:
-    first = exc.errors()[0]
-    field = ".".join(str(p) for p in first["loc"]) or None
-    return ApiError(422, "invalid_case", first["msg"], field)
+    field, message = first_error(exc)
+    return ApiError(422, "invalid_case", message, field)
 
 
 async def _parse_json(
@@ -284,7 +283,7 @@ async def add_case(
         row, version = await run_in_threadpool(
             service.add, problem, meta, inputs, expected, instructor.name
         )
-    except CaseError as exc:
+    except InvalidCase as exc:
         raise invalid(exc) from None
     except CaseConflict as exc:
         raise ApiError(409, "case_conflict", exc.message, exc.field) from None

@@ -1,6 +1,6 @@
 """Adding, listing and removing instructor cases; shared by the API and the CLI.
 
-Validation (``validation.check_case``) runs first and outside any transaction: the reference is
+Validation (``validation.validate_case``) runs first and outside any transaction: the reference is
 our trusted code and runs here, never in a sandbox. The insert or removal and the version bump
 are then one transaction.
 """
@@ -22,7 +22,7 @@ from app.problems.loader import Problem
 from app.testcases.codec import expected_from_bytes, expected_to_bytes, from_npz, to_npz
 from app.testcases.models import StoredCase
 from app.testcases.repository import CaseRepository
-from app.testcases.validation import CheckedCase, check_case
+from app.testcases.validation import CheckedCase, validate_case
 
 
 class CaseConflict(Exception):
@@ -59,7 +59,7 @@ class CaseService:
     def validate(
         self, problem: Problem, inputs: Inputs, expected: Result | None, raises: str | None = None
     ) -> CheckedCase:
-        return check_case(problem, inputs, expected, self.settings.case_max_elements, raises)
+        return validate_case(problem, inputs, expected, self.settings.case_max_elements, raises)
 
     def add(
         self,

@@ -1,6 +1,6 @@
 """Turns an instructor's case (JSON or .npz) into checked inputs and the reference's output.
 
-Everything is checked before anything is stored; each failure is a ``CaseError`` whose field
+Everything is checked before anything is stored; each failure is an ``InvalidCase`` whose field
 names the input (``inputs.Q``), ``expected``, or the case field, for a 422 response.
 """
 
@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from app.problems.cases import CaseError, Dims, Inputs, Result, output_shapes, parts_of
+from app.problems.cases import Dims, Inputs, InvalidCase, Result, output_shapes, parts_of
 from app.problems.hooks import exception_name
 from app.problems.loader import Problem
 from app.problems.spec import ArrayParam, IntParam, Tolerance
@@ -29,8 +29,8 @@ class CheckedCase:
     raises: str | None = None
 
 
-def _prefixed(exc: CaseError, prefix: str) -> CaseError:
-    return CaseError(f"{prefix}.{exc.field}", exc.message)
+def _prefixed(exc: InvalidCase, prefix: str) -> InvalidCase:
+    return InvalidCase(f"{prefix}.{exc.field}", exc.message)
 
 
 def array_from_json(
@@ -41,19 +41,19 @@ def array_from_json(
     integer-valued)."""
     if not isinstance(value, list):
         kind = "true/false values" if dtype == "bool" else "numbers"
-        raise CaseError(field, f"must be an array (nested lists of {kind})")
+        raise InvalidCase(field, f"must be an array (nested lists of {kind})")
     try:
         array = np.array(value)
     except (ValueError, OverflowError):
-        raise CaseError(field, "is ragged: every row must have the same length") from None
+        raise InvalidCase(field, "is ragged: every row must have the same length") from None
     if array.size > max_elements:
-        raise CaseError(field, f"has {array.size} elements; the limit is {max_elements}")
+        raise InvalidCase(field, f"has {array.size} elements; the limit is {max_elements}")
     if dtype == "bool":
         if array.dtype.kind != "b" and array.size:
-            raise CaseError(field, "must hold only true/false (a boolean mask)")
+            raise InvalidCase(field, "must hold only true/false (a boolean mask)")
         return array.astype(np.bool_)
     if array.dtype.kind not in "iuf":
-        raise CaseError(field, "must hold only numbers (no strings, booleans, nulls or objects)")
+        raise InvalidCase(field, "must hold only numbers (no strings, booleans, nulls or objects)")
     return array.astype(np.float64)
 
 
@@ -62,7 +62,7 @@ def _param(problem: Problem, name: str, what: str) -> ArrayParam | IntParam:
         return problem.spec.param(name)
     except KeyError:
         names = [p.name for p in problem.spec.params]
-        raise CaseError(
+        raise InvalidCase(
             f"inputs.{name}", f"unexpected {what}; the signature takes {names}"
         ) from None
 
@@ -75,12 +75,12 @@ def inputs_from_json(problem: Problem, raw: dict[str, Any], max_elements: int) -
         param = _param(problem, name, "input")
         if value is None:
             if not param.optional:
-                raise CaseError(field, "must not be null: the parameter is not optional")
+                raise InvalidCase(field, "must not be null: the parameter is not optional")
             inputs[name] = None
         elif isinstance(param, ArrayParam):
             inputs[name] = array_from_json(field, value, max_elements, param.dtype)
         elif isinstance(value, bool) or not isinstance(value, int):
-            raise CaseError(field, "must be an integer")
+            raise InvalidCase(field, "must be an integer")
         else:
             inputs[name] = value
     return inputs
@@ -93,7 +93,7 @@ def expected_from_json(problem: Problem, value: Any, max_elements: int) -> Resul
         return array_from_json("expected", value, max_elements)
     names = [o.name for o in outputs]
     if not isinstance(value, dict) or sorted(value) != sorted(names):
-        raise CaseError("expected", f"must be an object with one array per output {names}")
+        raise InvalidCase("expected", f"must be an object with one array per output {names}")
     return tuple(array_from_json(f"expected.{n}", value[n], max_elements) for n in names)
 
 
@@ -113,20 +113,20 @@ def inputs_from_npz(
         elif array.ndim == 0 and array.dtype.kind in "iu":
             inputs[name] = int(array)
         else:
-            raise CaseError(f"inputs.{name}", "must be a 0-d integer array (np.int64(2))")
+            raise InvalidCase(f"inputs.{name}", "must be a 0-d integer array (np.int64(2))")
     if not given:
         return inputs, None
     if not spec.multiple_outputs:
         if set(given) != {"expected"}:
-            raise CaseError("expected", "name the expected output 'expected'")
+            raise InvalidCase("expected", "name the expected output 'expected'")
         return inputs, given["expected"]
     wanted = {f"expected.{n}" for n in names}
     if set(given) != wanted:
-        raise CaseError("expected", f"give one member per output: {sorted(wanted)}")
+        raise InvalidCase("expected", f"give one member per output: {sorted(wanted)}")
     return inputs, tuple(given[f"expected.{n}"] for n in names)
 
 
-def check_case(
+def validate_case(
     problem: Problem,
     inputs: Inputs,
     given_expected: Result | None,
@@ -135,12 +135,12 @@ def check_case(
 ) -> CheckedCase:
     for name, value in inputs.items():
         if isinstance(value, np.ndarray) and value.size > max_elements:
-            raise CaseError(
+            raise InvalidCase(
                 f"inputs.{name}", f"has {value.size} elements; the limit is {max_elements}"
             )
     try:
         dims = problem.validate_inputs(inputs)
-    except CaseError as exc:
+    except InvalidCase as exc:
         raise _prefixed(exc, "inputs") from None
     if raises is not None:
         return _check_raises(problem, inputs, dims, given_expected, raises)
@@ -149,7 +149,7 @@ def check_case(
         with np.errstate(all="ignore"):
             expected = problem.evaluate(inputs)
     except Exception as exc:  # trusted code, but inputs may still be out of its domain
-        raise CaseError(
+        raise InvalidCase(
             "inputs",
             f"the reference raised {exception_name(exc)} on these inputs: {exc} (a case that "
             f"requires an exception names it in 'raises')",
@@ -157,11 +157,11 @@ def check_case(
     for output, got, want in zip(spec.outputs, expected, output_shapes(spec, dims), strict=True):
         label = f" {output.name}" if spec.multiple_outputs else ""
         if got.shape != want:
-            raise CaseError(
+            raise InvalidCase(
                 "inputs", f"the reference returned{label} shape {got.shape}, not {want}"
             )
         if not np.all(np.isfinite(got)):
-            raise CaseError(
+            raise InvalidCase(
                 "inputs",
                 f"the reference's output{label} has NaN or infinity: the values are too large",
             )
@@ -184,11 +184,11 @@ def _check_raises(
     problem: Problem, inputs: Inputs, dims: Dims, given: Result | None, raises: str
 ) -> CheckedCase:
     if given is not None:
-        raise CaseError("expected", "a case that requires an exception has no expected output")
+        raise InvalidCase("expected", "a case that requires an exception has no expected output")
     raised = problem.raised_by(inputs)
     if raised != raises:
         did = f"raises {raised}" if raised else "returns normally"
-        raise CaseError("raises", f"the reference {did} on these inputs, not {raises}")
+        raise InvalidCase("raises", f"the reference {did} on these inputs, not {raises}")
     return CheckedCase(
         inputs=inputs,
         expected=None,
@@ -200,20 +200,20 @@ def _check_raises(
 
 def _check_given(field: str, tol: Tolerance, given: np.ndarray, reference: np.ndarray) -> None:
     if given.dtype.kind not in "iuf":
-        raise CaseError(field, "must hold only numbers")
+        raise InvalidCase(field, "must hold only numbers")
     given = given.astype(np.float64)
     if given.shape != reference.shape:
-        raise CaseError(
+        raise InvalidCase(
             field, f"has shape {given.shape} but the reference's output is {reference.shape}"
         )
     if not np.all(np.isfinite(given)):
-        raise CaseError(field, "contains NaN or infinity")
+        raise InvalidCase(field, "contains NaN or infinity")
     if np.allclose(given, reference, rtol=tol.rtol, atol=tol.atol):
         return
     diff = np.abs(given - reference)
     index = np.unravel_index(int(np.argmax(diff)), diff.shape)
     at = tuple(int(i) for i in index)
-    raise CaseError(
+    raise InvalidCase(
         field,
         f"disagrees with the reference: largest difference {float(diff[index]):.6g} at index "
         f"{list(at)} (given {float(given[index]):.17g}, reference {float(reference[index]):.17g}; "

@@ -20,14 +20,12 @@ from app.problems.loader import Problem
 from app.submissions.models import Submission
 from app.submissions.notices import COMPLETIONS, Completed
 from app.submissions.repository import DONE, SubmissionRepository
+from app.testcases.current import examples_set, grading_set
 from app.worker.leases import LeaseKeeper
 from sandbox.protocol import Sandbox
 from sandbox.verdicts import Verdict
 
 log = logging.getLogger(__name__)
-
-# The problem folder's built-in hidden cases; issue 6's stored case sets start above it.
-BUILTIN_TEST_SET_VERSION = 1
 
 
 @dataclass
@@ -86,10 +84,8 @@ def _run_pipeline(ctx: GradingContext, submission: Submission) -> tuple[GradeRep
     problem = ctx.problems.get(submission.problem_id)
     if problem is None:
         return internal_error(f"problem {submission.problem_id!r} is no longer served"), None
-    # Issue 6: the folder's cases plus the instructors' stored cases at the current version;
-    # "Run examples" runs its public part.
-    from app.testcases.current import examples_set, grading_set
-
+    # The folder's cases plus the instructors' stored cases at the current version; "Run
+    # examples" runs its public part.
     test_set = examples_set if submission.mode == "examples" else grading_set
     version, cases = test_set(ctx.sessions, problem)
 

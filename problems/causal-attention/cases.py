@@ -2,13 +2,13 @@
 
 import numpy as np
 
-from app.problems.cases import CaseError, TestCase
+from app.problems.cases import InvalidCase, TestCase
 from app.problems.hooks import CaseWarning
 
 
 def check_case(inputs, dims):
     if dims["n_k"] < dims["n_q"]:
-        raise CaseError(
+        raise InvalidCase(
             "k",
             f"n_k={dims['n_k']} is smaller than n_q={dims['n_q']}: the queries are the last "
             f"positions of the keys",

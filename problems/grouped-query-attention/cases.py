@@ -2,21 +2,21 @@
 
 import numpy as np
 
-from app.problems.cases import CaseError, TestCase
+from app.problems.cases import InvalidCase, TestCase
 from app.problems.hooks import CaseWarning
 
 
 def check_case(inputs, dims):
     heads, kv_heads, d_model = dims["num_heads"], dims["num_kv_heads"], dims["d_model"]
     if d_model % heads != 0:
-        raise CaseError("num_heads", f"d_model={d_model} is not divisible by num_heads={heads}")
+        raise InvalidCase("num_heads", f"d_model={d_model} is not divisible by num_heads={heads}")
     if heads % kv_heads != 0:
-        raise CaseError(
+        raise InvalidCase(
             "num_kv_heads", f"num_heads={heads} is not divisible by num_kv_heads={kv_heads}"
         )
     width = kv_heads * (d_model // heads)
     if dims["d_kv"] != width:  # W_k and W_v share d_kv, so one check covers both
-        raise CaseError(
+        raise InvalidCase(
             "W_k",
             f"W_k and W_v have {dims['d_kv']} columns; they need num_kv_heads * d_k = "
             f"{kv_heads} * {d_model // heads} = {width}",

@@ -1,4 +1,4 @@
-"""Cases for masked attention: public examples (the issue's two-key example among them), seeded
+"""Cases for masked attention: public examples (the statement's two-key example among them), seeded
 hidden cases over several leading shapes and mask shapes, and cases that must raise."""
 
 import numpy as np

@@ -2,13 +2,13 @@
 
 import numpy as np
 
-from app.problems.cases import CaseError, TestCase
+from app.problems.cases import InvalidCase, TestCase
 from app.problems.hooks import CaseWarning
 
 
 def check_case(inputs, dims):
     if dims["d_model"] % dims["num_heads"] != 0:
-        raise CaseError(
+        raise InvalidCase(
             "num_heads",
             f"d_model={dims['d_model']} is not divisible by num_heads={dims['num_heads']}",
         )

@@ -7,7 +7,7 @@ its own way, and hide the mistakes the cases are meant to catch).
 
 import numpy as np
 
-from app.problems.cases import CaseError, TestCase
+from app.problems.cases import InvalidCase, TestCase
 from app.problems.hooks import CaseWarning
 
 # How far a row of probabilities may sum from one (instructors type decimals by hand).
@@ -23,14 +23,14 @@ def check_case(inputs, dims):
     p = np.asarray(inputs["probabilities"])
     axis = int(inputs["axis"])
     if p.ndim == 0:
-        raise CaseError("probabilities", "a softmax needs at least one axis; got a scalar")
+        raise InvalidCase("probabilities", "a softmax needs at least one axis; got a scalar")
     if not -p.ndim <= axis < p.ndim:
-        raise CaseError("axis", f"axis {axis} does not exist for an array of rank {p.ndim}")
+        raise InvalidCase("axis", f"axis {axis} does not exist for an array of rank {p.ndim}")
     if not np.all(np.isfinite(p)) or p.min() < 0:
-        raise CaseError("probabilities", "probabilities must be finite and non-negative")
+        raise InvalidCase("probabilities", "probabilities must be finite and non-negative")
     error = float(np.abs(p.sum(axis=axis) - 1.0).max(initial=0.0))
     if error > SUM_TOLERANCE:
-        raise CaseError(
+        raise InvalidCase(
             "probabilities",
             f"not a softmax along axis {axis}: some slice sums to one only within {error:.3g}",
         )

@@ -14,8 +14,7 @@ from pathlib import Path
 import pytest
 
 from app.core.config import REPO_ROOT
-from tests.instructors.test_cli import run as app_command
-from tests.support.services import AppProcess, serve
+from tests.support.services import AppProcess, app_command, serve
 
 PROBLEM = "multi-head-attention"
 # The console script pip installed from client/pyproject.toml, as a student runs it.

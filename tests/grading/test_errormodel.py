@@ -10,6 +10,7 @@ import pytest
 
 from app.problems.errormodel import CONTRACT_CODES
 from app.problems.loader import Problem, ProblemLoadError, load_problem
+from tests.support.folders import edit
 
 SOURCE = Path(__file__).resolve().parents[2] / "problems" / "multi-head-attention"
 
@@ -19,12 +20,6 @@ def folder(tmp_path: Path) -> Path:
     target = tmp_path / "multi-head-attention"
     shutil.copytree(SOURCE, target, ignore=shutil.ignore_patterns("__pycache__"))
     return target
-
-
-def edit(path: Path, old: str, new: str) -> None:
-    text = path.read_text()
-    assert old in text
-    path.write_text(text.replace(old, new, 1))
 
 
 def test_error_model_is_loaded(mha: Problem):

@@ -4,51 +4,34 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
-from app.core.config import REPO_ROOT
 from app.main import create_app
 from tests.instructors.conftest import CASES, PROBLEM, as_json, bearer, case_inputs, make_settings
+from tests.support.services import app_command
 
 pytestmark = pytest.mark.timeout(300)
 
 
-def run(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GRADER_")}
-    env["GRADER_DATA_DIR"] = str(data_dir)
-    return subprocess.run(
-        [sys.executable, "-m", "app", *args],
-        cwd=REPO_ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-
-
 def test_tokens_create_list_revoke(tmp_path: Path):
     data = tmp_path / "data"
-    created = run(data, "tokens", "create", "--role", "instructor", "--name", "ada")
+    created = app_command(data, "tokens", "create", "--role", "instructor", "--name", "ada")
     assert created.returncode == 0, created.stderr
     token = re.findall(r"^tj_[A-Za-z0-9_\-]{40,}$", created.stdout, re.MULTILINE)
     assert len(token) == 1, created.stdout
-    admin = run(data, "tokens", "create", "--role", "admin", "--name", "root")
+    admin = app_command(data, "tokens", "create", "--role", "admin", "--name", "root")
     assert admin.returncode == 0
-    duplicate = run(data, "tokens", "create", "--role", "admin", "--name", "ada")
+    duplicate = app_command(data, "tokens", "create", "--role", "admin", "--name", "ada")
     assert duplicate.returncode == 1 and "already exists" in duplicate.stderr
-    bad_role = run(data, "tokens", "create", "--role", "student", "--name", "x")
+    bad_role = app_command(data, "tokens", "create", "--role", "student", "--name", "x")
     assert bad_role.returncode == 2
 
-    listing = run(data, "tokens", "list")
+    listing = app_command(data, "tokens", "list")
     assert listing.returncode == 0
     assert re.search(r"1\s+instructor\s+active\s+.*ada", listing.stdout)
     assert re.search(r"2\s+admin\s+active\s+.*root", listing.stdout)
@@ -57,11 +40,11 @@ def test_tokens_create_list_revoke(tmp_path: Path):
     stats = f"/api/problems/{PROBLEM}/stats"
     with TestClient(create_app(make_settings(data))) as api:
         assert api.get(stats, headers=bearer(token[0])).status_code == 200
-        revoked = run(data, "tokens", "revoke", "ada")
+        revoked = app_command(data, "tokens", "revoke", "ada")
         assert revoked.returncode == 0, revoked.stderr
         assert api.get(stats, headers=bearer(token[0])).status_code == 403
-    assert re.search(r"1\s+instructor\s+revoked", run(data, "tokens", "list").stdout)
-    again = run(data, "tokens", "revoke", "1")
+    assert re.search(r"1\s+instructor\s+revoked", app_command(data, "tokens", "list").stdout)
+    again = app_command(data, "tokens", "revoke", "1")
     assert again.returncode == 1 and "no active token" in again.stderr
 
 
@@ -69,7 +52,7 @@ def test_cases_add_list_remove(tmp_path: Path, mha):
     data = tmp_path / "data"
     body = tmp_path / "case.json"
     body.write_text(json.dumps({"name": "from-json", "inputs": as_json(case_inputs(1))}))
-    added = run(data, "cases", "add", PROBLEM, str(body))
+    added = app_command(data, "cases", "add", PROBLEM, str(body))
     assert added.returncode == 0, added.stderr
     assert "Test-set version of multi-head-attention: 2" in added.stdout
 
@@ -78,7 +61,7 @@ def test_cases_add_list_remove(tmp_path: Path, mha):
     np.savez(buffer, **inputs, expected=mha.solve(inputs))
     npz = tmp_path / "case.npz"
     npz.write_bytes(buffer.getvalue())
-    added = run(
+    added = app_command(
         data,
         "cases",
         "add",
@@ -97,26 +80,28 @@ def test_cases_add_list_remove(tmp_path: Path, mha):
 
     bare = tmp_path / "bare.json"  # just the inputs: the name comes from --name
     bare.write_text(json.dumps(as_json(case_inputs(3, d_model=6, num_heads=4))))
-    refused = run(data, "cases", "add", PROBLEM, str(bare), "--name", "bad")
+    refused = app_command(data, "cases", "add", PROBLEM, str(bare), "--name", "bad")
     assert refused.returncode == 1
     assert "error: inputs.num_heads:" in refused.stderr and "divisible" in refused.stderr
-    nameless = run(data, "cases", "add", PROBLEM, str(bare))
+    nameless = app_command(data, "cases", "add", PROBLEM, str(bare))
     assert nameless.returncode == 1 and "error: name:" in nameless.stderr
 
-    listing = run(data, "cases", "list", PROBLEM)
+    listing = app_command(data, "cases", "list", PROBLEM)
     assert listing.returncode == 0, listing.stderr
     assert "test-set version 3" in listing.stdout
     assert re.search(r"1\s+stored\s+hidden\s+1\s+from-json", listing.stdout)
     assert re.search(r"2\s+stored\s+public\s+2\s+from-npz .*warnings: single-head", listing.stdout)
     assert re.search(r"-\s+builtin\s+hidden\s+1\s+self-2-heads", listing.stdout)
 
-    removed = run(data, "cases", "remove", PROBLEM, "from-json")
+    removed = app_command(data, "cases", "remove", PROBLEM, "from-json")
     assert removed.returncode == 0 and "version of multi-head-attention: 4" in removed.stdout
-    missing = run(data, "cases", "remove", PROBLEM, "from-json")
+    missing = app_command(data, "cases", "remove", PROBLEM, "from-json")
     assert missing.returncode == 1 and "no stored case" in missing.stderr
 
     # The API sees what the CLI did: the same service and database.
-    token = run(data, "tokens", "create", "--role", "instructor", "--name", "t").stdout.split()[-1]
+    token = app_command(
+        data, "tokens", "create", "--role", "instructor", "--name", "t"
+    ).stdout.split()[-1]
     with TestClient(create_app(make_settings(data))) as api:
         listed = api.get(CASES, headers=bearer(token)).json()
     assert listed["test_set_version"] == 4
@@ -128,5 +113,5 @@ def test_cases_add_list_remove(tmp_path: Path, mha):
 
 
 def test_cases_on_an_unknown_problem(tmp_path: Path):
-    result = run(tmp_path / "data", "cases", "list", "no-such-problem")
+    result = app_command(tmp_path / "data", "cases", "list", "no-such-problem")
     assert result.returncode != 0 and "no problem 'no-such-problem'" in result.stderr

@@ -17,8 +17,8 @@ from tests.instructors.conftest import (
     bearer,
     case_inputs,
 )
-from tests.instructors.test_regrade import BATCH_FIVE_BUG
 from tests.support.api import wait_done
+from tests.support.codes import BATCH_FIVE_BUG
 
 
 def graded(api: TestClient, code: str, mode: str) -> dict[str, Any]:

@@ -18,14 +18,7 @@ from tests.instructors.conftest import (
     error_of,
 )
 from tests.support.api import wait_done
-from tests.support.codes import CORRECT, TIMEOUT
-
-# Right on every built-in case (none has a batch of 5), wrong on a batch of 5.
-BATCH_FIVE_BUG = CORRECT.replace(
-    "    batch, n_q, d_model = Q.shape\n",
-    "    batch, n_q, d_model = Q.shape\n    if batch == 5:\n        Q = Q[::-1]\n",
-)
-assert BATCH_FIVE_BUG != CORRECT
+from tests.support.codes import BATCH_FIVE_BUG, CORRECT, TIMEOUT
 
 
 def test_regrade_grades_again_on_the_current_set(make_client: MakeClient, database_url: str | None):

@@ -13,8 +13,8 @@ from sqlalchemy import create_engine, text
 
 from app.core.config import REPO_ROOT
 from tests.instructors.conftest import as_json, case_inputs
-from tests.instructors.test_regrade import BATCH_FIVE_BUG
 from tests.support.api import wait_done
+from tests.support.codes import BATCH_FIVE_BUG
 from tests.support.services import AppProcess, PostgresCluster, celery_env, redis_server, serve
 
 

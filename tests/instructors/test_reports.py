@@ -36,12 +36,12 @@ STATS = f"/api/problems/{PROBLEM}/stats"
 WEAK_CASES = """
 import numpy as np
 
-from app.problems.cases import CaseError, TestCase
+from app.problems.cases import InvalidCase, TestCase
 
 
 def check_case(inputs, dims):
     if dims["d_model"] % dims["num_heads"] != 0:
-        raise CaseError("num_heads", "d_model is not divisible by num_heads")
+        raise InvalidCase("num_heads", "d_model is not divisible by num_heads")
 
 
 def _case(name, rng, batch, n_q, n_k, d_model, visibility="hidden"):

@@ -10,8 +10,8 @@ from fastapi.testclient import TestClient
 
 from app.problems.loader import Problem
 from app.testcases.current import cases_at, grading_set
+from app.testcases.repository import BUILTIN_TEST_SET_VERSION
 from app.testcases.service import CaseMeta, CaseService
-from app.worker.grader import BUILTIN_TEST_SET_VERSION
 from app.worker.runtime import open_database
 from tests.instructors.conftest import (
     CASES,

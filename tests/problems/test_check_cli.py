@@ -13,7 +13,7 @@ import pytest
 
 from app.problems.loader import ProblemLoadError, load_problem, problem_folders
 from tests.conftest import PROBLEMS_DIR
-from tests.grading.test_errormodel import edit
+from tests.support.folders import edit
 
 DEMO = Path(__file__).parent / "fixtures" / "contract-demo"
 VARIADIC = Path(__file__).parent / "fixtures-variadic" / "variadic-demo"

@@ -8,7 +8,6 @@ from __future__ import annotations
 import io
 import shutil
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -22,43 +21,13 @@ from app.main import create_app
 from app.problems.loader import ProblemLoadError, load_problem, problem_folders
 from tests.conftest import PROBLEMS_DIR
 from tests.instructors.conftest import Tokens, add_tokens, bearer, error_of
-from tests.support.api import wait_done
+from tests.support.api import grade_at
+from tests.support.codes import CONTRACT_DEMO_CORRECT
+from tests.support.folders import serving_folder
 
 FIXTURES = Path(__file__).parent / "fixtures"
 DEMO = "contract-demo"
 URL = f"/api/problems/{DEMO}"
-
-CORRECT = """
-import numpy as np
-
-def masked_attention(Q, K, V, temperature, mask=None):
-    # The contract on the wire: the mask arrives boolean (or None), the temperature an int.
-    assert mask is None or mask.dtype == np.bool_, mask.dtype
-    assert type(temperature) is int
-    if mask is not None and not mask.any(axis=1).all():
-        raise ValueError("a query with every key blocked")
-    scores = Q @ K.T / (np.sqrt(Q.shape[1]) * temperature)
-    if mask is not None:
-        scores = np.where(mask, scores, -np.inf)
-    weights = np.exp(scores - scores.max(axis=1, keepdims=True))
-    weights = weights / weights.sum(axis=1, keepdims=True)
-    return weights @ V, weights
-"""
-
-
-@contextmanager
-def serving_folder(tmp_path: Path, problem_dirs: Path) -> Iterator[TestClient]:
-    """The app with the shipped problems and those of ``problem_dirs`` (GRADER_PROBLEM_DIRS)."""
-    settings = Settings(
-        data_dir=tmp_path / "data",
-        problems_dir=PROBLEMS_DIR,
-        problem_dirs=str(problem_dirs),
-        workers=1,
-        rate_limit=10_000,
-        poll_seconds=0.05,
-    )
-    with TestClient(create_app(settings)) as client:
-        yield client
 
 
 @pytest.fixture
@@ -70,13 +39,6 @@ def api(tmp_path: Path) -> Iterator[TestClient]:
 @pytest.fixture
 def tokens(api: TestClient) -> Tokens:
     return add_tokens(api)
-
-
-def grade_at(api: TestClient, url: str, code: str) -> dict[str, Any]:
-    """Submit ``code`` to the problem at ``url`` and wait for its report."""
-    response = api.post(f"{url}/submissions", params={"wait": 30}, json={"code": code})
-    assert response.status_code in (200, 202), response.text
-    return wait_done(api, response.json()["id"])
 
 
 def grade(api: TestClient, code: str) -> dict[str, Any]:
@@ -111,7 +73,7 @@ def test_both_folders_are_served_and_the_demo_shows_its_contract(api: TestClient
 
 
 def test_a_correct_submission_is_accepted(api: TestClient):
-    body = grade(api, CORRECT)
+    body = grade(api, CONTRACT_DEMO_CORRECT)
     assert body["verdict"] == "accepted", body["tests"]
     assert {r["status"] for r in body["requirements"]} == {"passed"}
     multi = [t for t in body["tests"] if t["outputs"]]
@@ -121,7 +83,9 @@ def test_a_correct_submission_is_accepted(api: TestClient):
 
 
 def test_an_inverted_mask_is_diagnosed_and_each_output_reported(api: TestClient):
-    body = grade(api, CORRECT.replace("np.where(mask, scores", "np.where(~mask, scores"))
+    body = grade(
+        api, CONTRACT_DEMO_CORRECT.replace("np.where(mask, scores", "np.where(~mask, scores")
+    )
     assert body["verdict"] == "wrong_answer"
     assert [d["code"] for d in body["diagnoses"]] == ["mask-inverted"]
     masked = next(t for t in body["tests"] if t["name"] == "masked")
@@ -137,7 +101,7 @@ def test_an_inverted_mask_is_diagnosed_and_each_output_reported(api: TestClient)
 
 
 def test_ignoring_the_mask_is_the_problems_own_contract_check(api: TestClient):
-    code = CORRECT.replace(
+    code = CONTRACT_DEMO_CORRECT.replace(
         "    if mask is not None:\n        scores", "    if False:\n        scores"
     )
     code = code.replace("raise ValueError", "pass  #")
@@ -156,7 +120,9 @@ def test_ignoring_the_mask_is_the_problems_own_contract_check(api: TestClient):
 
 
 def test_another_exception_fails_saying_what_was_expected(api: TestClient):
-    body = grade(api, CORRECT.replace('raise ValueError("a query', 'raise KeyError("a query'))
+    body = grade(
+        api, CONTRACT_DEMO_CORRECT.replace('raise ValueError("a query', 'raise KeyError("a query')
+    )
     blocked = next(t for t in body["tests"] if t["name"] == "blocked-row")
     assert blocked["status"] == "failed"
     assert blocked["message"].startswith(
@@ -167,7 +133,9 @@ def test_another_exception_fails_saying_what_was_expected(api: TestClient):
 
 
 def test_one_array_where_a_tuple_is_due_is_an_invalid_output(api: TestClient):
-    body = grade(api, CORRECT.replace("return weights @ V, weights", "return weights @ V"))
+    body = grade(
+        api, CONTRACT_DEMO_CORRECT.replace("return weights @ V, weights", "return weights @ V")
+    )
     assert body["verdict"] == "runtime_error"
     masked = next(t for t in body["tests"] if t["name"] == "masked")
     assert "expected a tuple of 2 numpy.ndarrays" in masked["message"]
@@ -213,7 +181,7 @@ def test_json_cases_take_booleans_null_outputs_by_name_and_expected_errors(
     assert made.json()["raises"] == "ValueError" and made.json()["output_shape"] == []
 
     # The stored cases are graded along: the correct submission passes all of them.
-    body = grade(api, CORRECT)
+    body = grade(api, CONTRACT_DEMO_CORRECT)
     assert body["verdict"] == "accepted"
     assert len(body["tests"]) == 3 + 4 + 3
 
@@ -309,8 +277,8 @@ def test_warnings_come_from_the_problems_hook(api: TestClient, tokens: Tokens):
 
 
 def test_stats_count_the_problems_own_codes(api: TestClient, tokens: Tokens):
-    grade(api, CORRECT)
-    grade(api, CORRECT.replace("np.where(mask, scores", "np.where(~mask, scores"))
+    grade(api, CONTRACT_DEMO_CORRECT)
+    grade(api, CONTRACT_DEMO_CORRECT.replace("np.where(mask, scores", "np.where(~mask, scores"))
     stats = api.get(f"{URL}/stats", headers=bearer(tokens.instructor)).json()
     assert stats["graded"] == 2 and stats["accepted"] == 1
     assert stats["diagnoses"] == [{"code": "mask-inverted", "count": 1}]

@@ -1,7 +1,7 @@
 """Every new problem's corpus (tests/problems/corpus/<problem>/): submissions in several styles,
 each mistake alone, in pairs and more, graded through the real bwrap sandbox; each must get
 exactly the codes of its ``# expect:`` header, by the rule of the multi-head attention corpus
-(tests/grading/test_corpus.py)."""
+(tests/support/corpus.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from app.grading.pipeline import grade_submission
 from app.problems.loader import Problem
 from sandbox.protocol import Sandbox
 from tests.grading.conftest import bwrap  # noqa: F401  (the real sandbox fixture)
-from tests.grading.test_corpus import assert_exact_codes, expected_codes
+from tests.support.corpus import assert_exact_codes, expected_codes
 
 ROOT = Path(__file__).parent / "corpus"
 PROBLEMS = sorted(d.name for d in ROOT.iterdir() if d.is_dir())

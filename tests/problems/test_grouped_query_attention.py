@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.problems.cases import CaseError
+from app.problems.cases import InvalidCase
 from app.problems.loader import Problem
 from app.testcases.warnings import case_warnings
 
@@ -41,7 +41,7 @@ def inputs(d_model: int = 8, num_heads: int = 4, num_kv_heads: int = 2, d_kv: in
 def test_check_case_names_the_field_of_a_broken_relation(
     gqa: Problem, sizes: dict[str, int], field: str, words: str
 ):
-    with pytest.raises(CaseError) as raised:
+    with pytest.raises(InvalidCase) as raised:
         gqa.validate_inputs(inputs(**sizes))
     assert raised.value.field == field
     assert words in raised.value.message

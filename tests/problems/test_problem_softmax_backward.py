@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.problems.cases import CaseError
+from app.problems.cases import InvalidCase
 from app.problems.loader import Problem
 
 P = np.array([[0.2, 0.3, 0.5], [0.6, 0.3, 0.1]])
@@ -31,7 +31,7 @@ def test_a_case_that_is_not_a_softmax_along_an_existing_axis_is_refused(
     problem: Problem, probabilities: np.ndarray, axis: int, field: str, words: str
 ):
     inputs = {"probabilities": probabilities, "upstream": G, "axis": axis}
-    with pytest.raises(CaseError) as caught:
+    with pytest.raises(InvalidCase) as caught:
         problem.validate_inputs(inputs)
     assert caught.value.field == field and words in caught.value.message
 

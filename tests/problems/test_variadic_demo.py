@@ -18,10 +18,11 @@ import pytest
 from fastapi.testclient import TestClient
 from pydantic import ValidationError
 
-from app.problems.cases import CaseError, bind_dims, broadcastable, output_shapes
+from app.problems.cases import InvalidCase, bind_dims, broadcastable, output_shapes
 from app.problems.spec import ProblemSpec
 from tests.instructors.conftest import Tokens, add_tokens, bearer, error_of
-from tests.problems.test_contract_demo import grade_at, serving_folder
+from tests.support.api import grade_at
+from tests.support.folders import serving_folder
 
 FIXTURES = Path(__file__).parent / "fixtures-variadic"
 DEMO = "variadic-demo"
@@ -79,7 +80,7 @@ def test_a_group_in_the_middle_takes_the_axes_between_the_named_ones():
     dims = bind_dims(middle, {"a": np.zeros((4, 5, 6, 3))})
     assert dims == {"n": 4, "*rest": (5, 6)}
     assert output_shapes(middle, dims) == [(5, 6, 4)]
-    with pytest.raises(CaseError, match="axis 3 must be 3, got 7"):
+    with pytest.raises(InvalidCase, match="axis 3 must be 3, got 7"):
         bind_dims(middle, {"a": np.zeros((4, 5, 6, 7))})
 
 
@@ -95,13 +96,13 @@ def test_a_group_in_the_middle_takes_the_axes_between_the_named_ones():
     ids=["other-size", "fewer-axes", "more-axes", "two-axes", "named-dim-after-group"],
 )
 def test_an_inconsistent_group_names_the_input_and_who_bound_it(a, b, words):
-    with pytest.raises(CaseError, match=words) as raised:
+    with pytest.raises(InvalidCase, match=words) as raised:
         bind_dims(PAIR, {"a": np.zeros(a), "b": np.zeros(b)})
     assert raised.value.field == "b"
 
 
 def test_too_few_axes_for_the_named_dimensions_is_refused():
-    with pytest.raises(CaseError, match=r"at least 2 dimensions \(\*lead, n, d\)") as raised:
+    with pytest.raises(InvalidCase, match=r"at least 2 dimensions \(\*lead, n, d\)") as raised:
         bind_dims(PAIR, {"a": np.zeros(4), "b": np.zeros(4)})
     assert raised.value.field == "a"
 
@@ -126,7 +127,7 @@ def test_broadcastable_allows_ones_and_fewer_axes_but_never_growth():
     broadcastable("mask", (1, 3), (2, 4, 3))
     broadcastable("mask", (), (2, 3))
     for shape, target in [((2, 3), (4, 3)), ((1, 2, 4, 3), (2, 4, 3)), ((3, 1), (3,))]:
-        with pytest.raises(CaseError, match="does not broadcast") as raised:
+        with pytest.raises(InvalidCase, match="does not broadcast") as raised:
             broadcastable("mask", shape, target)
         assert raised.value.field == "mask"
 

@@ -4,14 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from sqlalchemy.orm import Session, sessionmaker
 
 from app.core.config import Settings
+from app.db.base import utcnow
 from app.main import create_app
+from app.submissions.models import Submission
+from app.submissions.repository import SubmissionRepository
 from tests.conftest import PROBLEMS_DIR
 
 
@@ -29,6 +34,31 @@ def grader_settings(data_dir: Path, database_url: str | None, **overrides: Any) 
     }
     values.update(overrides)
     return Settings(**values)
+
+
+def add_queued(sessions: sessionmaker[Session], count: int) -> list[str]:
+    """``count`` queued submissions, oldest first, inserted straight into the database."""
+    ids = [f"sub-{n:04d}" for n in range(count)]
+    with sessions() as session:
+        repo = SubmissionRepository(session)
+        for n, submission_id in enumerate(ids):
+            repo.add(
+                Submission(
+                    id=submission_id,
+                    problem_id="multi-head-attention",
+                    mode="submit",
+                    code=f"x = {n}",
+                    code_sha256="-",
+                    client="test",
+                    request_sha256="-",
+                    status="queued",
+                    attempts=0,
+                    run=1,
+                    created_at=utcnow() + timedelta(microseconds=n),
+                )
+            )
+        session.commit()
+    return ids
 
 
 MakeClient = Callable[..., TestClient]

@@ -17,7 +17,7 @@ from app.db.engine import normalize_url
 from app.submissions.models import Grading, Submission
 from app.submissions.repository import SubmissionRepository
 from app.worker.runtime import open_database
-from tests.submissions.conftest import grader_settings
+from tests.submissions.conftest import add_queued, grader_settings
 
 LEASE = timedelta(seconds=30)
 
@@ -27,30 +27,6 @@ def sessions(tmp_path: Path, database_url: str | None) -> Iterator[sessionmaker[
     engine, made = open_database(grader_settings(tmp_path / "data", database_url, workers=8))
     yield made
     engine.dispose()
-
-
-def add_queued(sessions: sessionmaker[Session], count: int) -> list[str]:
-    ids = [f"sub-{n:04d}" for n in range(count)]
-    with sessions() as session:
-        repo = SubmissionRepository(session)
-        for n, submission_id in enumerate(ids):
-            repo.add(
-                Submission(
-                    id=submission_id,
-                    problem_id="multi-head-attention",
-                    mode="submit",
-                    code=f"x = {n}",
-                    code_sha256="-",
-                    client="test",
-                    request_sha256="-",
-                    status="queued",
-                    attempts=0,
-                    run=1,
-                    created_at=utcnow() + timedelta(microseconds=n),
-                )
-            )
-        session.commit()
-    return ids
 
 
 def finish(repo: SubmissionRepository, submission: Submission, token: str) -> bool:

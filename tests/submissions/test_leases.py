@@ -16,8 +16,7 @@ from app.submissions.models import Submission
 from app.submissions.repository import SubmissionRepository
 from app.worker.leases import LeaseKeeper
 from app.worker.runtime import open_database
-from tests.submissions.conftest import grader_settings
-from tests.submissions.test_claims import add_queued
+from tests.submissions.conftest import add_queued, grader_settings
 
 # The shortest lease the settings allow: renewed every third of it.
 LEASE_SECONDS = 1.0

@@ -20,3 +20,10 @@ def wait_done(api: httpx.Client | str, submission_id: str, timeout: float = 90) 
             return body
         time.sleep(0.05)
     raise AssertionError(f"submission {submission_id} not done after {timeout}s")
+
+
+def grade_at(api: httpx.Client, url: str, code: str) -> dict[str, Any]:
+    """Submit ``code`` to the problem at ``url`` and wait for its report."""
+    response = api.post(f"{url}/submissions", params={"wait": 30}, json={"code": code})
+    assert response.status_code in (200, 202), response.text
+    return wait_done(api, response.json()["id"])

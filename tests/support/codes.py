@@ -37,3 +37,28 @@ def variant(kind: str, n: int) -> str:
 
 # Correct, but its import takes seconds: long enough to kill its worker mid-grade.
 SLOW_CORRECT = "import time\ntime.sleep(3)\n" + CORRECT
+
+# Right on every built-in case (none has a batch of 5), wrong on a batch of 5.
+BATCH_FIVE_BUG = CORRECT.replace(
+    "    batch, n_q, d_model = Q.shape\n",
+    "    batch, n_q, d_model = Q.shape\n    if batch == 5:\n        Q = Q[::-1]\n",
+)
+assert BATCH_FIVE_BUG != CORRECT
+
+# Correct for the contract demo (tests/problems/fixtures/contract-demo).
+CONTRACT_DEMO_CORRECT = """
+import numpy as np
+
+def masked_attention(Q, K, V, temperature, mask=None):
+    # The contract on the wire: the mask arrives boolean (or None), the temperature an int.
+    assert mask is None or mask.dtype == np.bool_, mask.dtype
+    assert type(temperature) is int
+    if mask is not None and not mask.any(axis=1).all():
+        raise ValueError("a query with every key blocked")
+    scores = Q @ K.T / (np.sqrt(Q.shape[1]) * temperature)
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    weights = np.exp(scores - scores.max(axis=1, keepdims=True))
+    weights = weights / weights.sum(axis=1, keepdims=True)
+    return weights @ V, weights
+"""

@@ -156,6 +156,22 @@ def redis_server() -> Iterator[str]:
         proc.wait()
 
 
+def app_command(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``python -m app ARGS`` run to completion on ``data_dir``, with none of this process's
+    ``GRADER_*`` settings leaking in."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GRADER_")}
+    env["GRADER_DATA_DIR"] = str(data_dir)
+    return subprocess.run(
+        [sys.executable, "-m", "app", *args],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
 class AppProcess:
     """``python -m app <args>`` as a real process with its own environment and log file."""
 

@@ -1,15 +1,21 @@
-"""What the browser tests do through the page: fill the editor, read it, save screenshots."""
+"""What the browser tests do through the page: fill the editor, read it, wait for a verdict,
+sign in as an instructor, save screenshots."""
 
 from __future__ import annotations
 
+import re
+import subprocess
+import sys
 from pathlib import Path
 
-from playwright.sync_api import Locator, Page
+from playwright.sync_api import Locator, Page, expect
 
 from app.core.config import REPO_ROOT
 from tests.support.codes import CORRECT, WRONG
+from tests.web.conftest import Server
 
 ARTIFACTS = REPO_ROOT / "tests" / "artifacts" / "web"
+GRADING_TIMEOUT_MS = 90_000
 
 MISSING_WO = WRONG
 # Returns the heads unmerged: shape (batch, h, n_q, d_k) instead of (batch, n_q, d_model).
@@ -73,3 +79,35 @@ def axe_violations(page: Page) -> list[dict[str, object]]:
         }
         for v in result["violations"]
     ]
+
+
+def wait_for_verdict(page: Page, verdict: str) -> None:
+    banner = page.locator(f'#verdict[data-verdict="{verdict}"]')
+    banner.wait_for(timeout=GRADING_TIMEOUT_MS)
+    expect(page.locator("#progress")).not_to_have_class("progress active")
+
+
+def instructor_token(server: Server) -> str:
+    """A new instructor token, made by the CLI against the server's own database."""
+    out = subprocess.run(
+        [sys.executable, "-m", "app", "tokens", "create", "--role", "instructor", "--name", "web"],
+        cwd=REPO_ROOT,
+        env=server.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout
+    # The token is printed once; take the longest URL-safe word in the output.
+    words = re.findall(r"[A-Za-z0-9_\-.~]{20,}", out)
+    assert words, f"no token in the CLI's output: {out!r}"
+    return max(words, key=len)
+
+
+def open_field_form(page: Page, server: Server, problem_id: str) -> None:
+    """The instructor page, signed in, on the form with a field per parameter of the problem."""
+    page.goto("/instructor")
+    page.get_by_label("Instructor token").fill(instructor_token(server))
+    page.get_by_role("button", name="Use token").click()
+    page.locator("#problem-select").select_option(problem_id)
+    page.get_by_label("a field per parameter").check()

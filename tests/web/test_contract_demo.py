@@ -9,10 +9,9 @@ import json
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.problems.test_contract_demo import CORRECT
+from tests.support.codes import CONTRACT_DEMO_CORRECT
 from tests.web.conftest import Server
-from tests.web.helpers import axe_violations, set_code, shot
-from tests.web.test_instructor import _instructor_token
+from tests.web.helpers import axe_violations, open_field_form, set_code, shot
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -35,7 +34,7 @@ def test_a_wrong_mask_shows_a_result_and_a_heat_map_per_output(fixtures_page: Pa
     page = fixtures_page
     page.goto("/problems/contract-demo")
     page.locator(".cm-content").wait_for()
-    set_code(page, CORRECT.replace("np.where(mask, scores", "np.where(~mask, scores"))
+    set_code(page, CONTRACT_DEMO_CORRECT.replace("np.where(mask, scores", "np.where(~mask, scores"))
     page.get_by_role("button", name="Submit").click()
     page.locator('#verdict[data-verdict="wrong_answer"]').wait_for(timeout=90_000)
     expect(page.locator('.diagnosis[data-code="mask-inverted"]')).to_be_visible()
@@ -49,15 +48,6 @@ def test_a_wrong_mask_shows_a_result_and_a_heat_map_per_output(fixtures_page: Pa
     expect(page.locator('tr[data-case="blocked-row"]')).to_contain_text("must raise ValueError")
     shot(page, "contract-demo-result", full_page=True)
     assert axe_violations(page) == []
-
-
-def open_field_form(page: Page, server: Server, problem_id: str) -> None:
-    """The instructor page, signed in, on the form with a field per parameter of the problem."""
-    page.goto("/instructor")
-    page.get_by_label("Instructor token").fill(_instructor_token(server))
-    page.get_by_role("button", name="Use token").click()
-    page.locator("#problem-select").select_option(problem_id)
-    page.get_by_label("a field per parameter").check()
 
 
 def test_the_instructor_form_is_generated_from_the_parameters(

@@ -16,18 +16,12 @@ from tests.web.helpers import (
     open_problem,
     set_code,
     shot,
+    wait_for_verdict,
 )
 
 pytestmark = pytest.mark.timeout(300)
 
-GRADING_TIMEOUT_MS = 90_000
 ELAPSED = re.compile(r"^\d+\.\d s$")
-
-
-def wait_for_verdict(page: Page, verdict: str) -> None:
-    banner = page.locator(f'#verdict[data-verdict="{verdict}"]')
-    banner.wait_for(timeout=GRADING_TIMEOUT_MS)
-    expect(page.locator("#progress")).not_to_have_class("progress active")
 
 
 def test_missing_wo_is_diagnosed_then_fixed(page: Page) -> None:

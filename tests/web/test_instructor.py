@@ -1,10 +1,7 @@
-"""The instructor page: token kept for the session; adding and listing cases (needs issue 6)."""
+"""The instructor page: token kept for the session; adding and listing cases."""
 
 from __future__ import annotations
 
-import re
-import subprocess
-import sys
 from pathlib import Path
 
 import httpx
@@ -12,9 +9,8 @@ import numpy as np
 import pytest
 from playwright.sync_api import Page, expect
 
-from app.core.config import REPO_ROOT
 from tests.web.conftest import Server
-from tests.web.helpers import axe_violations, shot
+from tests.web.helpers import axe_violations, instructor_token, shot
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -33,28 +29,10 @@ def test_token_is_kept_for_the_browser_session(page: Page) -> None:
     shot(page, "instructor-page")
 
 
-def _instructor_token(server: Server) -> str:
-    out = subprocess.run(
-        [sys.executable, "-m", "app", "tokens", "create", "--role", "instructor", "--name", "web"],
-        cwd=REPO_ROOT,
-        env=server.env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    ).stdout
-    # The token is printed once; take the longest URL-safe word in the output.
-    words = re.findall(r"[A-Za-z0-9_\-.~]{20,}", out)
-    assert words, f"no token in the CLI's output: {out!r}"
-    return max(words, key=len)
-
-
 def test_instructor_adds_a_case_and_sees_it_listed(
     page: Page, server: Server, tmp_path: Path
 ) -> None:
-    if not any(re.fullmatch(r"POST /api/problems/\{[^}]+\}/test-cases", r) for r in server.routes):
-        pytest.skip("the instructor API (issue 6: POST /api/problems/{id}/test-cases) is absent")
-    token = _instructor_token(server)
+    token = instructor_token(server)
     page.goto("/instructor")
     page.get_by_label("Instructor token").fill(token)
     page.get_by_role("button", name="Use token").click()

@@ -1,4 +1,4 @@
-"""The causal-attention page in a real browser: statement with math, the issue's worked example
+"""The causal-attention page in a real browser: statement with math, the statement's worked example
 among the public examples, and a wrong alignment of the mask diagnosed by name."""
 
 from __future__ import annotations
@@ -10,8 +10,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.conftest import PROBLEMS_DIR
-from tests.web.helpers import axe_violations, open_problem, set_code, shot
-from tests.web.test_grading import wait_for_verdict
+from tests.web.helpers import axe_violations, open_problem, set_code, shot, wait_for_verdict
 
 pytestmark = pytest.mark.timeout(180)
 

@@ -8,13 +8,12 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.web.helpers import axe_violations, open_problem, set_code, shot
+from tests.web.helpers import axe_violations, open_problem, set_code, shot, wait_for_verdict
 
 pytestmark = pytest.mark.timeout(180)
 
 PROBLEM = "grouped-query-attention"
 CORPUS = Path(__file__).parents[1] / "problems" / "corpus" / PROBLEM
-GRADING_TIMEOUT_MS = 90_000
 
 
 def test_statement_renders_and_a_tiled_submission_is_diagnosed(page: Page) -> None:
@@ -31,7 +30,7 @@ def test_statement_renders_and_a_tiled_submission_is_diagnosed(page: Page) -> No
 
     set_code(page, (CORPUS / "kv_heads_interleaved_tile.py").read_text())
     page.get_by_role("button", name="Submit").click()
-    page.locator('#verdict[data-verdict="wrong_answer"]').wait_for(timeout=GRADING_TIMEOUT_MS)
+    wait_for_verdict(page, "wrong_answer")
     result = page.locator("#result")
     card = result.locator('article.diagnosis[data-code="kv-heads-interleaved"]')
     expect(card).to_be_visible()

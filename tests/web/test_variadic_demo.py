@@ -12,8 +12,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.web.conftest import Server
-from tests.web.helpers import axe_violations, shot
-from tests.web.test_contract_demo import open_field_form
+from tests.web.helpers import axe_violations, open_field_form, shot
 
 pytestmark = pytest.mark.timeout(300)
 

@@ -77,7 +77,7 @@ export function fill(el, ...children) {
 }
 
 /** The variadic groups ("*lead") among declared shapes, each once, in order of appearance. */
-export function variadicGroups(shapes) {
+function variadicGroups(shapes) {
   return [...new Set(shapes.flat().filter((d) => typeof d === "string" && d.startsWith("*")))];
 }
 

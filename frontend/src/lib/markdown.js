@@ -123,5 +123,3 @@ export function renderMarkdownInto(container, source, options = {}) {
   }
   return container;
 }
-
-export { tex as renderTex };

@@ -36,7 +36,7 @@ function leading(shape) {
   return shape.slice(0, Math.max(0, shape.length - 2)).reduce((a, b) => a * b, 1);
 }
 
-export function shapeVerdict(expected, actual) {
+function shapeVerdict(expected, actual) {
   const size = (s) => s.reduce((a, b) => a * b, 1);
   const sameSorted =
     expected.length === actual.length &&

@@ -3,7 +3,7 @@ broadcast (fewer leading axes, a single row for every query)."""
 
 import numpy as np
 
-from app.problems.cases import CaseError, TestCase, broadcastable
+from app.problems.cases import InvalidCase, TestCase, broadcastable
 
 
 def _mask(rng, shape):
@@ -48,4 +48,4 @@ def check_case(inputs, dims):
     scores = (*dims["*lead"], dims["n_q"], dims["n_k"])
     broadcastable("mask", mask.shape, scores)
     if np.broadcast_to(mask, scores).all(axis=-1).any():
-        raise CaseError("mask", "blocks every key of some query")
+        raise InvalidCase("mask", "blocks every key of some query")
