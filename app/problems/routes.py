@@ -1,3 +1,5 @@
+"""Problems API: the list, and one problem's public material (statement, starter, examples)."""
+
 from __future__ import annotations
 
 from fastapi import APIRouter

@@ -1,4 +1,5 @@
-"""Submissions API: create (async, with optional wait), read, and follow by server-sent events."""
+"""Submissions API: create (async, with optional wait), read, follow by server-sent events, and
+regrade (instructors)."""
 
 from __future__ import annotations
 

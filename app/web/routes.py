@@ -1,4 +1,5 @@
-"""Serves ``/``, ``/problems/{id}``, ``/instructor`` and the built assets under ``/static``.
+"""Serves the pages ``/``, ``/problems/{id}`` and ``/instructor`` (``app.main`` mounts their
+built assets under ``/static``).
 
 Each page is a small HTML shell; the bundled script in ``static/dist`` fetches the JSON API and
 renders the page. Nothing is served from ``problems/``: statements reach the browser only through
