@@ -10,10 +10,10 @@ import pytest
 
 from app.grading.pipeline import grade_submission
 from app.grading.schemas import GradeReport
+from app.grading.verdicts import Verdict
 from app.problems.errormodel import CONTRACT_CODES
 from app.problems.loader import Problem
 from sandbox.protocol import Sandbox
-from sandbox.verdicts import Verdict
 
 CORPUS = sorted((Path(__file__).parent / "corpus").glob("*.py"))
 # Codes that say the output was not fully explained: other requirements stay not_checked.
