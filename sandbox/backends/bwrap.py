@@ -44,12 +44,12 @@ from sandbox.backends.runtime import (
     discover,
     entry_command,
 )
+from sandbox.inside.zygote import SANDBOX_UID
 from sandbox.protocol import Limits, RunRequest, RunResult
 from sandbox.wire import encode_job, stream_cap
 
 log = logging.getLogger(__name__)
 
-SANDBOX_UID = 65534
 SITE = "/sandbox/site-packages"
 # Memory for the launcher, bwrap's init and the supervisor on top of the submission's limit.
 CGROUP_OVERHEAD_MB = 64

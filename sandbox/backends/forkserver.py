@@ -46,6 +46,7 @@ from sandbox.backends import cgroup, unprivileged
 from sandbox.backends.bwrap import BwrapSandbox, cpu_budget
 from sandbox.backends.common import RawRun, apply_rlimits, interpret, read_streams, rlimits
 from sandbox.backends.runtime import ENTRY
+from sandbox.inside.zygote import GO
 from sandbox.protocol import Limits, RunRequest, RunResult
 from sandbox.wire import encode_job, stream_cap
 
@@ -67,7 +68,6 @@ RETRY_SECONDS = 30.0
 RUN_TASKS = 2
 CGROUP_OVERHEAD_MB = 64
 UCRED = struct.Struct("iII")
-GO = struct.Struct(">cI")  # the go-ahead's header (see zygote.py)
 DEFAULT_SPARES = 2
 
 

@@ -88,7 +88,7 @@ CAP_SETFCAP = 31
 # What the zygote keeps: to give each child its own uid, and to let a child that keeps uid 0
 # map it in a user namespace of its own.
 ZYGOTE_CAPS = frozenset({CAP_SETGID, CAP_SETUID, CAP_SETFCAP})
-SANDBOX_ID = 65534  # the submission's uid and gid, as in a cold bwrap sandbox
+SANDBOX_UID = 65534  # the submission's uid and gid in its user namespace, on every backend
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -234,9 +234,9 @@ def _child(run_fd: int, err_fd: int, bpf: bytes, run_uid: int | None) -> None:
     with open("/proc/self/setgroups", "w") as f:
         f.write("deny")
     with open("/proc/self/uid_map", "w") as f:
-        f.write(f"{SANDBOX_ID} {uid} 1")
+        f.write(f"{SANDBOX_UID} {uid} 1")
     with open("/proc/self/gid_map", "w") as f:
-        f.write(f"{SANDBOX_ID} {gid} 1")
+        f.write(f"{SANDBOX_UID} {gid} 1")
     pid = os.fork()
     if pid == 0:
         try:
