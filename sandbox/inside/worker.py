@@ -159,7 +159,7 @@ class Worker:
 
     def start_case(self, index: int) -> None:
         """Attribute what was printed so far to the previous phase, and wait while the
-        supervisor swaps the previous case's inputs for this one's (see the module docstring)."""
+        supervisor swaps the previous case's inputs for this one's (see ``supervisor``)."""
         for stream in (*self.streams, sys.stdout, sys.stderr):
             with contextlib.suppress(Exception):  # the submission may have replaced or closed it
                 stream.flush()
