@@ -110,9 +110,10 @@ build_sandbox_image() {
     read -r spec dir <<<"$wheels"
     context=$(mktemp -d)
     # sandbox/'s layout (the Dockerfile's documented context), plus wheels/; of the project, only
-    # runner.py goes in.
-    mkdir -p "$context/wheels"
-    cp sandbox/Dockerfile sandbox/runner.py "$context/"
+    # the in-sandbox package's sources go in.
+    mkdir -p "$context/wheels" "$context/inside"
+    cp sandbox/Dockerfile "$context/"
+    cp sandbox/inside/*.py "$context/inside/"
     cp "$dir"/*.whl "$context/wheels/"
     log "building $SANDBOX_IMAGE from sandbox/Dockerfile on $BASE_IMAGE (log: $CACHE/build.log)"
     if ! docker build -t "$SANDBOX_IMAGE" --build-arg BASE_IMAGE="$BASE_IMAGE" \

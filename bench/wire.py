@@ -26,11 +26,11 @@ from sandbox.backends.common import RawRun, interpret  # noqa: E402
 SETUP = """
 import sys, time, os
 sys.path[:0] = [{sandbox!r}, {site!r}]
-import runner
-runner._preload()
+from inside import job, runner, supervisor
+runner.preload()
 t0 = time.perf_counter()
-reader = runner.JobReader(sys.stdin.buffer)
-sup = runner.Supervisor(reader.json(), reader)
+reader = job.JobReader(sys.stdin.buffer)
+sup = supervisor.Supervisor(reader.json(), reader)
 sys.stderr.write("%f\\n" % (time.perf_counter() - t0))
 sup.run()
 os._exit(0)

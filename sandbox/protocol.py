@@ -1,7 +1,7 @@
 """The host-side contract of every sandbox backend: a ``RunRequest`` in, a ``RunResult`` out.
 
 ``RunResult.status`` says how the *process* ended; per-case outcomes say what each call returned.
-Correctness is decided elsewhere (``app.grading``), outside the sandbox.
+Correctness, and so the verdict, is decided by the grader, outside the sandbox.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Annotated, Literal, Protocol
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from sandbox.verdicts import Verdict
+from sandbox.inside.errors import MAX_MESSAGE, MAX_TRACEBACK
 
 # An array (numeric or bool), an int, or None (an omitted optional parameter).
 ArgValue = np.ndarray | int | None
@@ -73,8 +73,8 @@ class RunRequest(BaseModel):
 
 class CaseError(BaseModel):
     type: str
-    message: Annotated[str, Field(max_length=4096)]
-    traceback: Annotated[str, Field(max_length=16384)] = ""
+    message: Annotated[str, Field(max_length=MAX_MESSAGE)]
+    traceback: Annotated[str, Field(max_length=MAX_TRACEBACK)] = ""
 
 
 class CaseOutcome(BaseModel):
@@ -123,11 +123,6 @@ class RunResult(BaseModel):
     stderr_truncated: bool = False
     wall_seconds: float = 0.0
     backend: str = ""
-
-    @property
-    def verdict_if_failed(self) -> Verdict | None:
-        """The verdict the process status alone decides, or None when the outputs must be graded."""
-        return None if self.status == "ok" else Verdict(self.status)
 
 
 class Sandbox(Protocol):

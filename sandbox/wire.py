@@ -1,4 +1,5 @@
-"""Host side of the runner's wire format: encode a job, decode and validate the result stream.
+"""Host side of the runner's wire format (``sandbox/inside/framing.py``): encode a job, decode
+and validate the result stream.
 
 Everything read back is untrusted: JSON frames are validated with pydantic, arrays are read from
 ``.npy`` bytes (a plain header by a strict parser, anything else by ``np.load(allow_pickle=False)``)
@@ -17,30 +18,33 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from sandbox.protocol import CaseArgs, CaseError, CaseOutcome, RunRequest
-from sandbox.runner import (
+from sandbox.inside.errors import MAX_MESSAGE, MAX_TRACEBACK, MAX_TYPE_NAME
+from sandbox.inside.framing import (
     BLOB_KIND,
     FRAME_HEADER,
+    JOB_VERSION,
     JSON_KIND,
     MAX_JSON_FRAME,
+    NPY_MAGIC,
     NUMERIC_KINDS,
     align,
     inputs_base,
 )
+from sandbox.protocol import CaseArgs, CaseError, CaseOutcome, RunRequest
 
 # The worker is killed once stdout or stderr passes this many times the kept cap.
 OUTPUT_KILL_FACTOR = 8
 
 
 def encode_job(request: RunRequest) -> bytes:
-    """The bytes to write on the runner's stdin: the header, then one section per case (see the
-    runner's docstring). The header holds nothing of any case but how many there are, how many
+    """The bytes to write on the runner's stdin: the header, then one section per case (see
+    ``framing``). The header holds nothing of any case but how many there are, how many
     of them are public and the largest case's size."""
     names = request.param_names
     sections = [_section(case, names) for case in request.cases]
     limits = request.limits
     header: dict[str, Any] = {
-        "version": 3,
+        "version": JOB_VERSION,
         "code": request.code,
         "function_name": request.function_name,
         "param_names": list(names),
@@ -133,9 +137,9 @@ def _frame(kind: bytes, payload: bytes | bytearray) -> tuple[bytes, bytes | byte
 
 
 class _ErrorFrame(BaseModel):
-    type: Annotated[str, Field(max_length=200)]
-    message: Annotated[str, Field(max_length=4096)]
-    traceback: Annotated[str, Field(max_length=16384)] = ""
+    type: Annotated[str, Field(max_length=MAX_TYPE_NAME)]
+    message: Annotated[str, Field(max_length=MAX_MESSAGE)]
+    traceback: Annotated[str, Field(max_length=MAX_TRACEBACK)] = ""
 
 
 class StartedFrame(BaseModel):
@@ -325,7 +329,7 @@ def load_output(blob: bytes | bytearray) -> np.ndarray:
 
 def _load_plain_npy(blob: bytes | bytearray) -> np.ndarray | None:
     """The array of a .npy file whose header is exactly the plain form, else None."""
-    if blob[:8] != b"\x93NUMPY\x01\x00" or len(blob) < 10:
+    if blob[: len(NPY_MAGIC)] != NPY_MAGIC or len(blob) < 10:
         return None
     start = 10 + int.from_bytes(blob[8:10], "little")
     match = _NPY_HEADER.fullmatch(blob, 10, start)

@@ -18,10 +18,10 @@ from collections.abc import Sequence
 import numpy as np
 
 from app.grading.schemas import CaseReport, OutputReport
+from app.grading.verdicts import Verdict, verdict_of_status
 from app.problems.cases import TestCase, parts_of
 from app.problems.spec import Returns, Tolerance
 from sandbox.protocol import CaseOutcome, RunResult
-from sandbox.verdicts import Verdict
 
 _MESSAGE_CHARS = 300
 
@@ -227,8 +227,8 @@ def array_outcome(actual: np.ndarray, expected: np.ndarray, tolerance: Tolerance
 def _compare_raises(case: TestCase, outcome: CaseOutcome | None, run_status: str) -> CaseReport:
     """A case that requires the function to raise ``case.raises``. On a hidden case the
     exception's type is a name the sandbox lets through only from a short list of standard ones
-    (``sandbox.runner.HIDDEN_EXCEPTION_NAMES``), and the message is fixed: what the submission
-    did instead is its own material."""
+    (``sandbox.inside.errors.HIDDEN_EXCEPTION_NAMES``), and the message is fixed: what the
+    submission did instead is its own material."""
     wanted = case.raises
     hidden = case.visibility == "hidden"
     report = CaseReport(name=case.name, visibility=case.visibility, status="error", raises=wanted)
@@ -303,7 +303,7 @@ def score(cases: Sequence[TestCase], reports: Sequence[CaseReport]) -> float:
 
 def verdict(run: RunResult, reports: Sequence[CaseReport]) -> Verdict:
     """The process status decides first; otherwise a raising case is a runtime error."""
-    decided = run.verdict_if_failed
+    decided = verdict_of_status(run.status)
     if decided is not None:
         return decided
     if any(r.status == "error" for r in reports):

@@ -11,10 +11,10 @@ from app.grading.compare import RUN_SECONDS_STEP, compare_cases, rounded, score,
 from app.grading.diagnose import diagnose
 from app.grading.faulttable import fault_table
 from app.grading.schemas import CaseReport, Diagnosis, GradeReport
+from app.grading.verdicts import Verdict
 from app.problems.cases import Inputs, TestCase
 from app.problems.loader import Problem
 from sandbox.protocol import ArgValue, CaseArgs, Limits, RunRequest, RunResult, Sandbox
-from sandbox.verdicts import Verdict
 
 
 def build_request(problem: Problem, code: str, cases: Sequence[TestCase]) -> RunRequest:

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from sandbox.verdicts import Verdict
+from app.grading.verdicts import Verdict
 
 RequirementStatus = Literal["passed", "failed", "not_checked"]
 CaseStatus = Literal["passed", "failed", "error"]

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pydantic import BaseModel, Field
 
 from app.problems.cases import Dims, Inputs, InvalidCase, Visibility
-from sandbox.runner import HIDDEN_EXCEPTION_NAMES
+from sandbox.inside.errors import HIDDEN_EXCEPTION_NAMES
 
 
 class CaseWarning(BaseModel):

@@ -8,8 +8,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.grading.schemas import CaseReport, Diagnosis, GradeReport, RequirementResult
+from app.grading.verdicts import Verdict
 from app.submissions.models import Submission
-from sandbox.verdicts import Verdict
 
 Status = Literal["queued", "running", "done"]
 Mode = Literal["submit", "examples"]

@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.core.config import Settings
 from app.db.base import utcnow
 from app.grading.schemas import GradeReport
+from app.grading.verdicts import Verdict
 from app.problems.loader import Problem
 from app.submissions.models import Submission
 from app.submissions.notices import COMPLETIONS, Completed
@@ -23,7 +24,6 @@ from app.submissions.repository import DONE, SubmissionRepository
 from app.testcases.current import examples_set, grading_set
 from app.worker.leases import LeaseKeeper
 from sandbox.protocol import Sandbox
-from sandbox.verdicts import Verdict
 
 log = logging.getLogger(__name__)
 

@@ -37,15 +37,20 @@ from sandbox.backends.common import (
     launch,
     rlimits,
 )
-from sandbox.backends.runtime import RUNNER, ZYGOTE, PythonRuntime, discover
+from sandbox.backends.runtime import (
+    INSIDE_MOUNT,
+    INSIDE_PACKAGE,
+    PythonRuntime,
+    discover,
+    entry_command,
+)
+from sandbox.inside.zygote import SANDBOX_UID
 from sandbox.protocol import Limits, RunRequest, RunResult
 from sandbox.wire import encode_job, stream_cap
 
 log = logging.getLogger(__name__)
 
-SANDBOX_UID = 65534
 SITE = "/sandbox/site-packages"
-RUNNER_INSIDE = "/sandbox/runner.py"
 # Memory for the launcher, bwrap's init and the supervisor on top of the submission's limit.
 CGROUP_OVERHEAD_MB = 64
 
@@ -110,7 +115,7 @@ class BwrapSandbox:
             "--hostname", "sandbox",
         ]  # fmt: skip
         libs = sorted((rt.prefix / "lib").glob("libpython3*.so*"))
-        dests = [rt.executable, rt.stdlib, *libs, Path(SITE) / "numpy", Path(RUNNER_INSIDE)]
+        dests = [rt.executable, rt.stdlib, *libs, Path(SITE) / "numpy", Path(INSIDE_MOUNT)]
         dests += [Path(dest) for _, dest in _library_binds()]
         # bwrap would make the directories leading to them 0700, as the sandbox's own user: the
         # fork server's runs each have another uid, and all must reach them.
@@ -133,7 +138,7 @@ class BwrapSandbox:
         if rt.numpy_libs is not None:
             argv += ["--ro-bind", str(rt.numpy_libs), f"{SITE}/numpy.libs"]
         argv += [
-            "--ro-bind", str(RUNNER), RUNNER_INSIDE,
+            "--ro-bind", str(INSIDE_PACKAGE), INSIDE_MOUNT,
             "--proc", "/proc",
             "--dev", "/dev",
             "--perms", "1777", "--size", str(limits.tmpfs_mb * 1024 * 1024), "--tmpfs", "/tmp",
@@ -142,9 +147,8 @@ class BwrapSandbox:
             "--remount-ro", "/dev",
             "--chdir", "/tmp",
             "--seccomp", str(seccomp_fd),
-            str(rt.executable), "-I", "-S", "-B", RUNNER_INSIDE, "--sys-path", SITE,
         ]  # fmt: skip
-        return argv
+        return argv + entry_command(str(rt.executable), SITE)
 
     def run(self, request: RunRequest) -> RunResult:
         return self.finish(self.start(request.limits), request)
@@ -279,7 +283,7 @@ def _explain_launch_failure(raw: RawRun) -> RawRun:
 
 def bound_paths(rt: PythonRuntime) -> list[Path]:
     """The host paths bound into every sandbox, the fork server's zygote included."""
-    paths = [rt.executable, rt.stdlib, rt.numpy_dir, RUNNER, ZYGOTE]
+    paths = [rt.executable, rt.stdlib, rt.numpy_dir, INSIDE_PACKAGE]
     paths += sorted((rt.prefix / "lib").glob("libpython3*.so*"))
     return paths + ([rt.numpy_libs] if rt.numpy_libs is not None else [])
 

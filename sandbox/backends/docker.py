@@ -13,6 +13,7 @@ the runner's diagnostics. The container is force-removed in every case.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
 import json
 import math
@@ -22,8 +23,9 @@ import socket
 import struct
 import tarfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
+from pathlib import PurePosixPath
 from typing import Any
 
 import docker
@@ -34,21 +36,13 @@ from requests.exceptions import RequestException
 from sandbox import seccomp
 from sandbox.backends import cgroup, unprivileged
 from sandbox.backends.common import SANDBOX_STDERR_CAP, CpuBudget, RawRun, interpret
-from sandbox.backends.runtime import RUNNER
+from sandbox.backends.runtime import INSIDE_MOUNT, INSIDE_PACKAGE, entry_command
 from sandbox.protocol import Limits, RunRequest, RunResult
 from sandbox.wire import encode_job, stream_cap
 
 DEFAULT_IMAGE = "tensorjudge/sandbox:latest"
-# Must match sandbox/Dockerfile: the venv, its stable site-packages link and the runner's path.
-IMAGE_RUNNER = "/opt/tensorjudge/runner.py"
-RUNNER_COMMAND = [
-    "/opt/venv/bin/python",
-    "-I",
-    "-S",
-    IMAGE_RUNNER,
-    "--sys-path",
-    "/opt/venv/site-packages",
-]
+# Must match sandbox/Dockerfile: the venv's interpreter and its stable site-packages link.
+RUNNER_COMMAND = entry_command("/opt/venv/bin/python", "/opt/venv/site-packages")
 SANDBOX_USER = "10001:10001"  # the image's own user; each run is given a host uid of its own
 # The container's CPU quota, as a bwrap run's cgroup has (see cgroup.py).
 CPU_CORES = 1.0
@@ -76,7 +70,23 @@ class DockerUnavailableError(RuntimeError):
 
 
 class StaleImageError(DockerUnavailableError):
-    """The image's runner is not this checkout's sandbox/runner.py: the protocol may differ."""
+    """The image's in-sandbox package is not this checkout's sandbox/inside: the protocol may
+    differ."""
+
+
+def package_digests(files: Iterable[tuple[str, bytes]]) -> dict[str, str]:
+    """The in-sandbox package's source files (path inside the package, contents) as SHA-256
+    digests by path: how this checkout's copy and an image's are compared. Only ``.py`` files
+    count (bytecode is a cache)."""
+    return {name: hashlib.sha256(data).hexdigest() for name, data in files if name.endswith(".py")}
+
+
+def host_package() -> dict[str, str]:
+    """``package_digests`` of this checkout's ``sandbox/inside``."""
+    return package_digests(
+        (p.relative_to(INSIDE_PACKAGE).as_posix(), p.read_bytes())
+        for p in sorted(INSIDE_PACKAGE.rglob("*.py"))
+    )
 
 
 @lru_cache
@@ -157,24 +167,34 @@ class DockerSandbox:
             ) from exc
         except (DockerException, RequestException, OSError) as exc:
             raise DockerUnavailableError(f"no Docker engine answers: {exc}") from exc
-        if self.image_runner() != RUNNER.read_bytes():
+        theirs, ours = self.image_package(), host_package()
+        stale = sorted(n for n in theirs.keys() | ours.keys() if theirs.get(n) != ours.get(n))
+        if stale:
             raise StaleImageError(
-                f"the runner in {image} differs from {RUNNER}: rebuild the image "
-                "(bash .ci/docker-setup.sh)"
+                f"the runner in {image} differs from {INSIDE_PACKAGE} ({', '.join(stale)}): "
+                "rebuild the image (bash .ci/docker-setup.sh)"
             )
         self.prune()
 
-    def image_runner(self) -> bytes:
-        """The runner.py baked into the image, read without starting a container."""
+    def image_package(self) -> dict[str, str]:
+        """``package_digests`` of the package baked into the image, read without starting a
+        container."""
         container = self.client.containers.create(self.image, labels=self._labels(60.0))
         try:
-            chunks, _ = container.get_archive(IMAGE_RUNNER)
-            with tarfile.open(fileobj=io.BytesIO(b"".join(chunks))) as tar:
-                member = tar.extractfile(tar.getmembers()[0])
-                return member.read() if member is not None else b""
+            chunks, _ = container.get_archive(INSIDE_MOUNT)
+            archive = b"".join(chunks)
+        except NotFound:
+            return {}  # an image from before the package: every file differs
         finally:
             with contextlib.suppress(NotFound, DockerException, RequestException):
                 container.remove(force=True)
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            # Members are named after the folder: inside/__main__.py, ...
+            return package_digests(
+                (PurePosixPath(*PurePosixPath(m.name).parts[1:]).as_posix(), f.read())
+                for m in tar.getmembers()
+                if m.isfile() and (f := tar.extractfile(m)) is not None
+            )
 
     def run(self, request: RunRequest) -> RunResult:
         if time.monotonic() >= self._next_prune:

@@ -1,13 +1,13 @@
 """A numpy-preloaded fork server in front of the bwrap backend.
 
 One long-lived bwrap sandbox (every namespace, read-only minimal view, a seccomp filter that
-still allows creating namespaces and mounts) runs ``sandbox/zygote.py`` with numpy imported. Each
-submission is a fresh fork of it that enters its own user/mount/pid/net/ipc/uts namespaces, a new
-/tmp, an empty /proc, no capabilities, the run's rlimits and the FULL seccomp filter before it
-reads its job (see the zygote's docstring). The host learns the run's host pid from the
-credentials of its first message, moves it into the run's own cgroup (memory, pids) and only then
-lets it go on. The wall clock is the host's: on timeout it kills the run's pid-namespace init
-(which takes its whole namespace with it) and the cgroup.
+still allows creating namespaces and mounts) runs the zygote (``sandbox/inside/zygote.py``) with
+numpy imported. Each submission is a fresh fork of it that enters its own user/mount/pid/net/
+ipc/uts namespaces, a new /tmp, an empty /proc, no capabilities, the run's rlimits and the FULL
+seccomp filter before it reads its job (see the zygote's docstring). The host learns the run's
+host pid from the credentials of its first message, moves it into the run's own cgroup (memory,
+pids) and only then lets it go on. The wall clock is the host's: on timeout it kills the run's
+pid-namespace init (which takes its whole namespace with it) and the cgroup.
 
 Spares: a background thread keeps ``spares`` runs primed ahead of demand: forked, in their own
 namespaces and their own cgroup, waiting for a go-ahead; nothing of any submission exists in them
@@ -43,15 +43,15 @@ from pathlib import Path
 
 from sandbox import seccomp
 from sandbox.backends import cgroup, unprivileged
-from sandbox.backends.bwrap import RUNNER_INSIDE, SITE, BwrapSandbox, cpu_budget
+from sandbox.backends.bwrap import BwrapSandbox, cpu_budget
 from sandbox.backends.common import RawRun, apply_rlimits, interpret, read_streams, rlimits
-from sandbox.backends.runtime import ZYGOTE
+from sandbox.backends.runtime import ENTRY
+from sandbox.inside.zygote import GO
 from sandbox.protocol import Limits, RunRequest, RunResult
 from sandbox.wire import encode_job, stream_cap
 
 log = logging.getLogger(__name__)
 
-ZYGOTE_INSIDE = "/sandbox/zygote.py"
 # The zygote's own sandbox: generous, since each child sets the run's limits for itself.
 ZYGOTE_LIMITS = Limits(
     cpu_seconds=10**6,
@@ -59,7 +59,7 @@ ZYGOTE_LIMITS = Limits(
     memory_mb=1 << 20,
     max_processes=4096,
     file_bytes=1 << 40,
-    tmpfs_mb=1,
+    tmpfs_mb=1,  # a run's /tmp is a fresh tmpfs its child mounts over this one
 )
 START_SECONDS = 30.0
 HANDSHAKE_SECONDS = 5.0
@@ -68,7 +68,6 @@ RETRY_SECONDS = 30.0
 RUN_TASKS = 2
 CGROUP_OVERHEAD_MB = 64
 UCRED = struct.Struct("iII")
-GO = struct.Struct(">cI")  # the go-ahead's header (see zygote.py)
 DEFAULT_SPARES = 2
 
 
@@ -195,14 +194,9 @@ class ForkServerSandbox:
             argv[k + 2 : k + 2] = ["--cap-add", cap]
         argv[argv.index("--uid") + 1] = "0"
         argv[argv.index("--gid") + 1] = "0"
-        i = argv.index("--proc")
-        argv[i:i] = ["--ro-bind", str(ZYGOTE), ZYGOTE_INSIDE]
-        # A run's tmpfs is mounted by its child; the zygote's own /tmp is tiny and hidden below.
-        j = argv.index(RUNNER_INSIDE, i + 3)
-        argv = argv[:j]
-        argv += [ZYGOTE_INSIDE, "--sys-path", SITE, "--control", str(control_fd)]
-        argv += ["--filter", str(filter_fd)]
-        return argv
+        # The same package and command as a cold run's, told to serve as the zygote.
+        argv.insert(argv.index(ENTRY) + 1, "zygote")
+        return [*argv, "--control", str(control_fd), "--filter", str(filter_fd)]
 
     def _start_zygote(self) -> _Zygote | None:
         """Launch a zygote and wait until numpy is imported; None if it could not start."""

@@ -10,7 +10,7 @@ import tempfile
 from pathlib import Path
 
 from sandbox.backends.common import apply_rlimits, interpret, rlimits, run_command
-from sandbox.backends.runtime import RUNNER, discover
+from sandbox.backends.runtime import HOST_ENTRY, discover, entry_command
 from sandbox.protocol import RunRequest, RunResult
 from sandbox.wire import encode_job, stream_cap
 
@@ -31,15 +31,12 @@ class ProcessSandbox:
         limits = [r for r in rlimits(request.limits) if r[0] != resource.RLIMIT_NPROC]
         with tempfile.TemporaryDirectory(prefix="tj-process-") as home:
             raw = run_command(
-                [
+                # The package where it lies on the host: this backend has no view of its own.
+                entry_command(
                     str(self.runtime.executable),
-                    "-I",
-                    "-S",
-                    "-B",
-                    str(RUNNER),
-                    "--sys-path",
                     str(self.runtime.site_packages),
-                ],
+                    str(HOST_ENTRY),
+                ),
                 encode_job(request),
                 wall_seconds=request.limits.wall_seconds,
                 stream_cap=stream_cap(request),

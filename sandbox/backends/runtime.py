@@ -1,4 +1,5 @@
-"""Where the sandbox's Python and numpy come from on this host."""
+"""Where the sandbox's Python, numpy and in-sandbox package (``sandbox/inside``) come from on this
+host, and how a backend starts that package inside."""
 
 from __future__ import annotations
 
@@ -11,8 +12,19 @@ from pathlib import Path
 
 import numpy
 
-RUNNER = Path(__file__).resolve().parents[1] / "runner.py"
-ZYGOTE = Path(__file__).resolve().parents[1] / "zygote.py"
+# The package that runs inside the sandbox, on this host, and the file that starts it.
+INSIDE_PACKAGE = Path(__file__).resolve().parents[1] / "inside"
+HOST_ENTRY = INSIDE_PACKAGE / "__main__.py"
+# Where every backend puts it, read-only (bwrap binds it there, sandbox/Dockerfile copies it
+# there), and the file that starts it there.
+INSIDE_MOUNT = "/opt/tensorjudge/inside"
+ENTRY = f"{INSIDE_MOUNT}/__main__.py"
+
+
+def entry_command(python: str, site_packages: str, entry: str = ENTRY) -> list[str]:
+    """How every backend starts the runner: its interpreter isolated from the environment, no
+    site, no bytecode written, numpy's folder named on the command line."""
+    return [python, "-I", "-S", "-B", entry, "--sys-path", site_packages]
 
 
 @dataclass(frozen=True)

@@ -12,10 +12,10 @@ from app.grading.compare import (
     score,
     verdict,
 )
+from app.grading.verdicts import Verdict
 from app.problems.cases import TestCase as Case
 from app.problems.spec import Returns, Tolerance
 from sandbox.protocol import CaseError, CaseOutcome, RunResult
-from sandbox.verdicts import Verdict
 
 TOL = Tolerance(rtol=1e-7, atol=1e-9)
 EXPECTED = np.array([[1.0, -2.0, 3.0], [4.0, 5.0, 1e-12]])

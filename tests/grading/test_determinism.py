@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from app.grading.pipeline import grade_submission
+from app.grading.verdicts import Verdict
 from app.problems.loader import Problem
 from sandbox.protocol import Sandbox
-from sandbox.verdicts import Verdict
 
 CORRECT = (Path(__file__).parent / "corpus" / "correct_reshape.py").read_text()
 SOFTMAX = "    weights = weights / weights.sum(axis=-1, keepdims=True)\n"

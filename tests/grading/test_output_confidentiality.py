@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 from app.grading.pipeline import HIDDEN_OUTPUT_NOTE, grade_submission
+from app.grading.verdicts import Verdict
 from app.problems.loader import Problem
 from sandbox.backends.bwrap import BwrapSandbox
 from sandbox.backends.pool import WarmPoolSandbox
 from sandbox.protocol import Sandbox
-from sandbox.verdicts import Verdict
 
 CORRECT = (Path(__file__).parent / "corpus" / "correct_reshape.py").read_text()
 

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from app.grading.pipeline import grade_submission
+from app.grading.verdicts import Verdict
 from app.problems.loader import Problem
 from sandbox.protocol import RunRequest, RunResult, Sandbox
-from sandbox.verdicts import Verdict
 
 CORRECT = (Path(__file__).parent / "corpus" / "correct_reshape.py").read_text()
 

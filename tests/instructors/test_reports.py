@@ -10,10 +10,10 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.grading.schemas import Diagnosis, GradeReport
+from app.grading.verdicts import Verdict
 from app.reports.stats import problem_stats
 from app.submissions.models import Submission
 from app.worker.runtime import open_database
-from sandbox.verdicts import Verdict
 from tests.conftest import PROBLEMS_DIR
 from tests.instructors.conftest import (
     CASES,

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from sandbox.backends.bwrap import BwrapSandbox
+from sandbox.backends.runtime import INSIDE_MOUNT
 from sandbox.protocol import Limits
 from tests.sandbox.helpers import (
     FAST,
@@ -55,11 +56,13 @@ def f(a, n):
     print(json.dumps({{
         "root": sorted(os.listdir("/")),
         "sandbox": walk("/sandbox", 1),
+        "opt": walk("/opt", 1),
         "prefix": sorted(os.listdir({str(rt.prefix)!r})),
         "site": sorted(os.listdir({str(rt.stdlib / "site-packages")!r})),
         "venv": os.path.exists({str(Path(os.__file__).parents[3])!r}),
         "work": os.path.exists("/work"),
-        "writable": [p for p in ("/", "/dev", "/dev/shm", "/sandbox", "/tmp", {str(rt.prefix)!r})
+        "writable": [p for p in ("/", "/dev", "/dev/shm", "/sandbox", "/tmp", {str(rt.prefix)!r},
+                                 {INSIDE_MOUNT!r})
                      if os.access(p, os.W_OK) and _try_write(p)],
         "devnull": _try_write("/dev/null"),
     }}))
@@ -68,8 +71,10 @@ def f(a, n):
     result = run(bwrap_sandbox, code)
     assert result.status == "ok", result.message
     view = json.loads(result.stdout)
-    assert set(view["root"]) <= {"dev", "proc", "tmp", "sandbox", "usr", "lib", "lib64", "root"}
+    allowed = {"dev", "proc", "tmp", "sandbox", "opt", "usr", "lib", "lib64", "root"}
+    assert set(view["root"]) <= allowed
     assert view["sandbox"] == {"site-packages": ["numpy", "numpy.libs"]}
+    assert view["opt"] == {"tensorjudge": ["inside"]}  # the runner's package
     assert set(view["prefix"]) <= {"bin", "lib"}
     assert view["site"] == []  # the interpreter's own site-packages is hidden
     assert view["work"] is False

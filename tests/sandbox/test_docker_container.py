@@ -27,7 +27,7 @@ from sandbox.backends.docker import (
     DockerUnavailableError,
     StaleImageError,
 )
-from sandbox.backends.runtime import RUNNER
+from sandbox.backends.runtime import INSIDE_MOUNT, INSIDE_PACKAGE
 from sandbox.protocol import CaseArgs, Limits, RunRequest, RunResult
 from tests.sandbox.docker_support import docker_sandbox_or_skip
 
@@ -221,8 +221,9 @@ def write(path, size=1):
         fh.write(b"x" * size)
 def f(x):
     out = {name: attempt(lambda p=path: write(p)) for name, path in {
-        "runner": "/opt/tensorjudge/runner.py", "etc": "/etc/tj-probe", "root": "/tj-probe",
-        "venv": "/opt/venv/tj-probe", "runner_dir": "/opt/tensorjudge/x", "dev": "/dev/tj-probe",
+        "runner": "/opt/tensorjudge/inside/__main__.py", "etc": "/etc/tj-probe",
+        "root": "/tj-probe", "venv": "/opt/venv/tj-probe",
+        "runner_dir": "/opt/tensorjudge/inside/x", "dev": "/dev/tj-probe",
     }.items()}
     out["tmp_small"] = attempt(lambda: write("/tmp/small", 1 << 20))
     out["tmp_fill"] = attempt(lambda: write("/tmp/big", 24 << 20))
@@ -398,10 +399,17 @@ def test_a_missing_image_is_reported_not_run() -> None:
         DockerSandbox(image="tensorjudge/no-such-image:never")
 
 
-def test_an_image_with_another_runner_is_refused(sb: DockerSandbox, tmp_path: Path) -> None:
-    (tmp_path / "runner.py").write_text(RUNNER.read_text() + "\n# another version\n")
+@pytest.mark.parametrize("module", ["worker.py", "extra.py"], ids=["changed", "added"])
+def test_an_image_with_another_runner_is_refused(
+    sb: DockerSandbox, tmp_path: Path, module: str
+) -> None:
+    """Any module of the in-sandbox package counts, not only the entry point's."""
+    source = INSIDE_PACKAGE / module
+    (tmp_path / module).write_text(
+        (source.read_text() if source.exists() else "") + "\n# another version\n"
+    )
     (tmp_path / "Dockerfile").write_text(
-        f"FROM {sb.image}\nCOPY runner.py /opt/tensorjudge/runner.py\n"
+        f"FROM {sb.image}\nCOPY {module} {INSIDE_MOUNT}/{module}\n"
     )
     tag = "tensorjudge/sandbox-stale-test:latest"
     sb.client.images.build(path=str(tmp_path), tag=tag, rm=True)

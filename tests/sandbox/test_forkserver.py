@@ -289,13 +289,13 @@ def test_the_runner_s_end_frame_is_recognised() -> None:
     import subprocess
     import sys
 
-    from sandbox import runner
+    from sandbox.backends.runtime import HOST_ENTRY
     from sandbox.wire import EndFrameScanner, encode_job
     from tests.sandbox.helpers import make_request
 
     job = encode_job(make_request(IDENTITY))
     out = subprocess.run(
-        [sys.executable, "-I", "-S", runner.__file__, "--sys-path", np.__path__[0] + "/.."],
+        [sys.executable, "-I", "-S", str(HOST_ENTRY), "--sys-path", np.__path__[0] + "/.."],
         input=job,
         capture_output=True,
         timeout=60,

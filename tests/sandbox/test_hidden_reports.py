@@ -16,8 +16,8 @@ from app.grading.pipeline import grade_submission
 from app.problems.cases import TestCase as Case
 from app.problems.loader import Problem
 from app.problems.spec import Tolerance
+from sandbox.inside.errors import HIDDEN_ERROR_TYPES
 from sandbox.protocol import Sandbox
-from sandbox.runner import HIDDEN_ERROR_TYPES
 from tests.sandbox.helpers import FAST, phased_request, visible_text
 
 # Each hidden call (n >= 2) pushes ``LEAK<first 8 input bytes, hex>`` out through one channel.
@@ -25,7 +25,7 @@ LEAKER = """
 import gc, sys, time, traceback
 import numpy as np
 
-_worker = next(o for o in gc.get_objects() if type(o).__name__ == "_Worker")
+_worker = next(o for o in gc.get_objects() if type(o).__name__ == "Worker")
 _send = _worker.send_json
 
 
@@ -45,9 +45,9 @@ def f(a, n):
         traceback.StackSummary.format = lambda self: [s + "\\\\n"]
         traceback.format_exception_only = lambda *a, **k: [s + "\\\\n"]
         for mod in list(sys.modules.values()):
-            if hasattr(mod, "_describe") and hasattr(mod, "_Worker"):
-                mod._describe = lambda exc: {"type": s, "message": s, "traceback": s}
-                mod._type_name = lambda obj: s
+            if hasattr(mod, "describe") and hasattr(mod, "Worker"):
+                mod.describe = lambda exc: {"type": s, "message": s, "traceback": s}
+                mod.type_name = lambda obj: s
         raise ValueError(s)
     if n == 4:  # the report frame itself, forged: an error, reshaped inputs, a time
         _send({"type": "case", "index": 3, "error": {"type": s, "message": s, "traceback": s},

@@ -139,7 +139,7 @@ def f(a, n):
     assert "cannot reshape" in err.message
     assert 'File "submission.py", line 5, in helper' in err.traceback
     assert "return a.reshape(7, 7)" in err.traceback
-    assert "runner.py" not in err.traceback and "numpy" not in err.traceback.split("\n")[1]
+    assert "worker.py" not in err.traceback and "numpy" not in err.traceback.split("\n")[1]
 
 
 @pytest.mark.parametrize(

@@ -308,7 +308,7 @@ HIJACK = """
 import gc
 
 gc.unfreeze()
-_worker = next(o for o in gc.get_objects() if type(o).__name__ == "_Worker")
+_worker = next(o for o in gc.get_objects() if type(o).__name__ == "Worker")
 _send = _worker.send_json
 _held = []
 

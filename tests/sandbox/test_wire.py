@@ -15,8 +15,7 @@ import pytest
 from pydantic import ValidationError
 
 from sandbox.backends.common import RawRun, interpret
-from sandbox.protocol import CaseArgs, Limits, RunRequest
-from sandbox.runner import (
+from sandbox.inside.framing import (
     BLOB_KIND,
     FRAME_HEADER,
     JSON_KIND,
@@ -24,6 +23,7 @@ from sandbox.runner import (
     write_frame,
     write_json,
 )
+from sandbox.protocol import CaseArgs, Limits, RunRequest
 from sandbox.wire import encode_job
 
 REQUEST = RunRequest(
@@ -89,7 +89,7 @@ def test_a_complete_stream() -> None:
 
 
 def test_the_job_encoding_round_trips_through_the_runner_reader() -> None:
-    from sandbox.runner import read_job
+    from sandbox.inside.job import read_job
 
     job = read_job(io.BytesIO(encode_job(REQUEST)))
     header = job["header"]
@@ -103,7 +103,7 @@ def test_the_job_encoding_round_trips_through_the_runner_reader() -> None:
 
 
 def test_each_case_travels_in_its_own_section_after_a_header_without_inputs() -> None:
-    from sandbox.runner import read_job
+    from sandbox.inside.job import read_job
 
     public = np.arange(12.0).reshape(3, 4)
     hidden = np.random.default_rng(7).standard_normal((2, 5)).astype(">f4")
@@ -185,7 +185,7 @@ def test_a_non_numeric_input_is_refused_on_the_host() -> None:
     ids=["2d", "0d", "empty", "bool", "big-endian", "complex", "4d"],
 )
 def test_output_npy_is_read_like_np_load(array: np.ndarray) -> None:
-    from sandbox.runner import npy_header
+    from sandbox.inside.framing import npy_header
     from sandbox.wire import _load_plain_npy, load_output
 
     for blob in (npy(array), npy_header(array.dtype.str, array.shape) + array.tobytes()):
@@ -328,7 +328,7 @@ def test_truncation_is_reported_from_byte_counts() -> None:
 
 
 def test_a_bool_mask_and_an_omitted_optional_are_sent_as_such() -> None:
-    from sandbox.runner import read_job
+    from sandbox.inside.job import read_job
 
     mask = np.array([[True, False], [False, True]])
     request = REQUEST.model_copy(

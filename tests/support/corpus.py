@@ -7,8 +7,8 @@ import re
 from pathlib import Path
 
 from app.grading.schemas import GradeReport
+from app.grading.verdicts import Verdict
 from app.problems.loader import Problem
-from sandbox.verdicts import Verdict
 
 # Codes that say the output was not fully explained: other requirements stay not_checked.
 PARTIAL = {"unrecognized", "non-finite-output", "shape-mismatch"}

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+from sandbox.protocol import RunStatus
+
 
 class Verdict(StrEnum):
     ACCEPTED = "accepted"
@@ -18,3 +20,9 @@ class Verdict(StrEnum):
     @property
     def display_order(self) -> int:
         return list(Verdict).index(self)
+
+
+def verdict_of_status(status: RunStatus) -> Verdict | None:
+    """The verdict a run's process status alone decides (the sandbox reports how its process
+    ended, never a verdict), or None when its outputs must be graded."""
+    return None if status == "ok" else Verdict(status)

@@ -1,10 +1,9 @@
-"""The fork server's zygote. Runs INSIDE one long-lived bwrap sandbox, next to ``runner.py``.
-
-Only the standard library and numpy (through ``runner``) may be imported here.
+"""The fork server's zygote. Runs INSIDE one long-lived bwrap sandbox and forks a child per run,
+which confines itself and then runs its job with ``runner``.
 
 Command::
 
-    python -I -S -B zygote.py --sys-path DIR --control FD --filter FD
+    python -I -S -B <the package>/__main__.py zygote --sys-path DIR --control FD --filter FD
 
 bwrap starts the zygote as uid 0 of its user namespace with CAP_SYS_ADMIN, CAP_SETPCAP,
 CAP_SETUID, CAP_SETGID and CAP_SETFCAP. It needs the first two for one thing: at start it unmounts
@@ -89,7 +88,7 @@ CAP_SETFCAP = 31
 # What the zygote keeps: to give each child its own uid, and to let a child that keeps uid 0
 # map it in a user namespace of its own.
 ZYGOTE_CAPS = frozenset({CAP_SETGID, CAP_SETUID, CAP_SETFCAP})
-SANDBOX_ID = 65534  # the submission's uid and gid, as in a cold bwrap sandbox
+SANDBOX_UID = 65534  # the submission's uid and gid in its user namespace, on every backend
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -195,7 +194,7 @@ def _supervise(run_fd: int, err_fd: int, bpf: bytes) -> None:
     run.detach()
     os.closerange(3, os.sysconf("SC_OPEN_MAX"))
 
-    import runner  # type: ignore[import-not-found]  # /sandbox/runner.py, inside
+    from . import runner
 
     runner.run_job(os.fdopen(0, "rb", closefd=False))
     os._exit(0)
@@ -235,9 +234,9 @@ def _child(run_fd: int, err_fd: int, bpf: bytes, run_uid: int | None) -> None:
     with open("/proc/self/setgroups", "w") as f:
         f.write("deny")
     with open("/proc/self/uid_map", "w") as f:
-        f.write(f"{SANDBOX_ID} {uid} 1")
+        f.write(f"{SANDBOX_UID} {uid} 1")
     with open("/proc/self/gid_map", "w") as f:
-        f.write(f"{SANDBOX_ID} {gid} 1")
+        f.write(f"{SANDBOX_UID} {gid} 1")
     pid = os.fork()
     if pid == 0:
         try:
@@ -305,15 +304,13 @@ def main(argv: list[str]) -> int:
             control_fd = int(argv[i + 1])
         elif arg == "--filter":
             filter_fd = int(argv[i + 1])
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ.setdefault(var, "1")
     with os.fdopen(filter_fd, "rb") as f:
         bpf = f.read()
     _uncover_proc()
-    import runner
+    from . import runner
 
-    runner._preload()
+    runner.one_blas_thread()
+    runner.preload()
     import io  # noqa: F401  (everything the children use is imported once, here)
     import mmap  # noqa: F401
     import select  # noqa: F401
@@ -326,7 +323,3 @@ def main(argv: list[str]) -> int:
     sys.stdout.flush()
     serve(control, bpf)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

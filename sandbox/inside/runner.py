@@ -1,0 +1,71 @@
+"""The runner: reads ONE job from stdin, runs it (``supervisor``, ``worker``) and writes the ONLY
+result stream to stdout (formats in ``framing``). Every backend starts it the same way::
+
+    python -I -S -B <the package>/__main__.py [--sys-path DIR]...
+
+``--sys-path`` prepends DIR to ``sys.path`` (where numpy lives when ``-S`` hides site-packages).
+Close stdin after writing the job. The runner exits 0 once it has written the ``end`` message.
+Anything else (no ``end`` message, a truncated stream) means the sandbox died before reporting,
+which is itself a verdict for the host. Its own stderr carries only the runner's diagnostics. It
+needs no environment: it sets one BLAS thread and one malloc arena itself. It enforces no
+resource limit but the output caps: CPU, memory, processes, file size and the wall clock are the
+backend's job, from outside.
+
+Warm start: the runner imports numpy and everything the worker uses BEFORE it reads the job, so
+a backend may start it ahead of demand (a warm pool, the fork server's zygote) and send the job
+when one arrives. Each runner still serves exactly one job and exits.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import BinaryIO
+
+from .framing import JOB_VERSION, FrameError
+from .job import JobReader
+from .supervisor import Supervisor
+
+
+def run_job(inp: BinaryIO) -> None:
+    """Read one job from ``inp`` and run it, writing the result stream to fd 1 (what every
+    backend, the fork server's zygote included, calls once the sandbox is set up). Only the
+    header is read before the worker exists (see ``supervisor``)."""
+    reader = JobReader(inp)
+    header = reader.json()
+    if header.get("version") != JOB_VERSION:
+        raise FrameError(f"unsupported job version {header.get('version')!r}")
+    Supervisor(header, reader).run()
+
+
+def add_sys_paths(argv: list[str]) -> None:
+    """Every ``--sys-path DIR`` of ``argv``, first on ``sys.path``."""
+    for i, arg in enumerate(argv[:-1]):
+        if arg == "--sys-path":
+            sys.path.insert(0, argv[i + 1])
+
+
+def one_blas_thread() -> None:
+    """One BLAS thread: memory limits stay meaningful."""
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(var, "1")
+
+
+def main(argv: list[str]) -> int:
+    add_sys_paths(argv)
+    one_blas_thread()
+    preload()
+    run_job(sys.stdin.buffer)
+    # The end message is written and flushed: skip the interpreter's teardown (tens of ms with
+    # numpy loaded), which would only delay the host seeing the stream close.
+    os._exit(0)
+
+
+def preload() -> None:
+    """Import what a job needs before the job arrives: a pooled runner waits warm."""
+    import ctypes  # noqa: F401  (used by supervisor.set_not_dumpable)
+    import linecache  # noqa: F401
+    import traceback  # noqa: F401
+    import types  # noqa: F401
+
+    import numpy  # noqa: F401

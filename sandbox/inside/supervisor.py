@@ -1,0 +1,453 @@
+"""The runner's supervisor: reads the job, forks the worker, hands it one case at a time and
+writes the only result stream. Everything the worker sends is untrusted (the submission shares
+its process): the supervisor re-validates every frame and output, checks the inputs for
+mutation against its own copy and keeps time on its own clock.
+
+One case at a time: before each case the worker flushes and sends ``case_start`` on its result
+pipe, then waits for the supervisor's one-byte acknowledgement. The supervisor first drains the
+capture pipes into the phase that is ending, then switches phase, wipes the shared region of the
+previous case and lays exactly this case's arguments there (see ``framing``), and only then
+acknowledges. So whatever the submission prints once it holds a case's inputs is attributed to
+that case or a later one, never to an earlier (e.g. public) one, and at any call the worker's
+process holds the current case's inputs and no other case's. The supervisor accepts a case's
+result only while that case is the current phase, so a result forged later cannot replace an
+earlier case's.
+
+Where the inputs live: the supervisor reads the header, creates the (empty) shared region, then
+forks the worker; only then does it read the case sections, into its own memory, which the
+worker cannot reach (the supervisor is not dumpable, and the worker holds neither its stdin nor
+its result stream). The header is read with exact reads on the raw file descriptor, never
+through a read-ahead buffer, so no case's bytes are in the process when it forks.
+
+The worker's stdout and stderr are pipes the supervisor drains (capped, split into phases); the
+worker never holds the result stream's fd.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import mmap
+import os
+import select
+import signal
+import time
+from typing import Any
+
+from .errors import MAX_MESSAGE, clean_error, error_category
+from .framing import (
+    BLOB_KIND,
+    CASE_LENGTH,
+    FRAME_HEADER,
+    MAX_JSON_FRAME,
+    NUMERIC_KINDS,
+    FrameError,
+    inputs_base,
+    npy_header,
+    parse_json,
+    product,
+    write_json,
+)
+from .job import Case, JobReader, Slot, parse_args
+from .worker import Worker
+
+
+class Supervisor:
+    def __init__(self, header: dict[str, Any], reader: JobReader) -> None:
+        import numpy as np  # imported before the fork so the worker starts warm
+
+        self.np = np
+        self.reader = reader
+        self.job = header
+        self.param_names = [str(p) for p in header["param_names"]]
+        limits = header["limits"]
+        self.output_cap = int(limits["output_bytes"])
+        self.output_kill = int(limits["output_kill_bytes"])
+        self.result_cap = int(limits["result_bytes"])
+        outputs = header.get("outputs")
+        # None: one array per call; N: a tuple of N arrays.
+        self.outputs: int | None = outputs if type(outputs) is int and 0 < outputs <= 16 else None
+        self.total = int(header["cases"])
+        self.public = int(header["public"])
+        region_bytes = int(header["region_bytes"])
+        if min(self.total, self.public, region_bytes) < 0:
+            raise FrameError("negative sizes in the job header")
+        # Created before the fork, so it is shared; it holds one case at a time (``lay``).
+        self.region = mmap.mmap(-1, max(region_bytes, 1))
+        self.cases: list[Case] = []  # read after the fork (``read_cases``)
+        self.laid = 0  # how many bytes of the region the current case's arguments use
+        self.case_started = 0.0  # time.monotonic() when the current case got its inputs
+        # closefd=False: the forked worker inherits this object but must never close or reuse it.
+        self.out = os.fdopen(os.dup(1), "wb", buffering=1 << 16, closefd=False)
+        devnull = os.open(os.devnull, os.O_RDWR)
+        os.dup2(devnull, 1)  # nothing printed by accident can reach the result stream
+        if reader.fd is not None:
+            # The cases are still to be read: keep stdin on a descriptor the worker closes, and
+            # put /dev/null where the worker would look.
+            reader.fd = os.dup(reader.fd)
+        os.dup2(devnull, 0)
+        os.close(devnull)
+        self.captured = {"stdout": bytearray(), "stderr": bytearray()}
+        self.written = {"stdout": 0, "stderr": 0}
+        # (case index or None for import time, {stream: kept bytes}), in order.
+        self.phases: list[tuple[int | None, dict[str, bytearray]]] = [
+            (None, {"stdout": bytearray(), "stderr": bytearray()})
+        ]
+        self.current = -1  # the case whose phase it is (-1: importing)
+        self.reported: set[int] = set()
+        self.capture_fds: dict[int, str] = {}
+        self.ack_fd = -1
+        self.result_total = 0
+        self.output_killed = False
+        self.result_overflow = False
+        self.completed = False
+        self.buffer = bytearray()
+        self.pending: dict[str, Any] | None = None
+        self.dtypes: dict[str, str] = {}
+
+    def run(self) -> None:
+        set_not_dumpable()
+        # Flushed before the fork: from here on a missing result is the submission's doing.
+        write_json(self.out, {"type": "started"})
+        self.out.flush()
+        res_r, res_w = os.pipe()
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        ack_r, ack_w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.close(res_r)
+                os.close(out_r)
+                os.close(err_r)
+                os.close(ack_w)
+                Worker(self, res_w, out_w, err_w, ack_r).run()
+            finally:
+                os._exit(70)
+        for fd in (res_w, out_w, err_w, ack_r):
+            os.close(fd)
+        try:
+            self.read_cases()
+        except BaseException:
+            kill(pid)
+            raise
+        # Non-blocking: a phase change drains them to empty without waiting for more.
+        os.set_blocking(out_r, False)
+        os.set_blocking(err_r, False)
+        self.capture_fds = {out_r: "stdout", err_r: "stderr"}
+        # Non-blocking too: a worker that never reads its acknowledgements cannot stall us.
+        os.set_blocking(ack_w, False)
+        self.ack_fd = ack_w
+        self.pump(pid, {res_r: "result", out_r: "stdout", err_r: "stderr"})
+        os.close(ack_w)
+        _, status, usage = os.wait4(pid, 0)
+        self.finish(status, usage.ru_utime + usage.ru_stime)
+
+    def read_cases(self) -> None:
+        """Every case's section, into the supervisor's own memory (the worker exists already)."""
+        size = len(self.region)
+        for _ in range(self.total):
+            spec, inputs = self.reader.case()
+            base = inputs_base(len(spec))
+            if base + len(inputs) > size:
+                raise FrameError("a case does not fit the shared region")
+            args = parse_args(parse_json(spec), self.param_names, base, len(inputs), self.np)
+            self.cases.append(Case(spec, inputs, args))
+        if self.reader.fd is not None:
+            os.close(self.reader.fd)
+
+    def lay(self, index: int) -> None:
+        """Wipe the previous case's arguments from the shared region and lay this case's."""
+        region, case = self.region, self.cases[index]
+        region[: self.laid] = bytes(self.laid)
+        base = inputs_base(len(case.spec))
+        region[: CASE_LENGTH.size] = CASE_LENGTH.pack(len(case.spec))
+        region[CASE_LENGTH.size : CASE_LENGTH.size + len(case.spec)] = case.spec
+        region[base : base + len(case.inputs)] = case.inputs
+        self.laid = base + len(case.inputs)
+
+    def pump(self, pid: int, fds: dict[int, str]) -> None:
+        pidfd = os.pidfd_open(pid)
+        poller = select.poll()
+        for fd in (*fds, pidfd):
+            poller.register(fd, select.POLLIN)
+        open_fds = dict(fds)
+        worker_gone = False
+        while open_fds and not worker_gone:
+            for fd, _ in poller.poll():
+                if fd == pidfd:
+                    worker_gone = True
+                elif fd in open_fds and not self.drain(fd, open_fds, poller, pid):
+                    continue
+        # The worker has exited; take what its pipes hold now, not what stray children may add.
+        for fd in list(open_fds):
+            os.set_blocking(fd, False)
+            try:
+                for _ in range(64):
+                    if not self.drain(fd, open_fds, poller, pid):
+                        break
+            except BlockingIOError:
+                pass
+        os.close(pidfd)
+
+    def drain(self, fd: int, open_fds: dict[int, str], poller: select.poll, pid: int) -> bool:
+        try:
+            data = os.read(fd, 1 << 16)
+        except BlockingIOError:
+            return False
+        stream = open_fds[fd]
+        if not data:
+            poller.unregister(fd)
+            del open_fds[fd]
+            os.close(fd)
+            return False
+        if stream == "result":
+            self.on_result_bytes(data, pid, open_fds, poller)
+        else:
+            kept = self.captured[stream]
+            if len(kept) < self.output_cap:
+                piece = data[: self.output_cap - len(kept)]
+                kept += piece
+                self.phases[-1][1][stream] += piece
+            self.written[stream] += len(data)
+            if self.written[stream] > self.output_kill and not self.output_killed:
+                self.output_killed = True
+                kill(pid)
+        return True
+
+    def on_result_bytes(
+        self, data: bytes, pid: int, open_fds: dict[int, str], poller: select.poll
+    ) -> None:
+        if self.result_overflow:
+            return
+        self.buffer += data
+        while len(self.buffer) >= FRAME_HEADER.size:
+            kind, length = FRAME_HEADER.unpack_from(self.buffer)
+            if length > self.result_cap + MAX_JSON_FRAME:
+                self.overflow(pid)
+                return
+            if len(self.buffer) < FRAME_HEADER.size + length:
+                return
+            payload = bytes(self.buffer[FRAME_HEADER.size : FRAME_HEADER.size + length])
+            del self.buffer[: FRAME_HEADER.size + length]
+            self.on_worker_frame(kind, payload, pid, open_fds, poller)
+            if self.result_overflow:
+                return
+
+    def overflow(self, pid: int) -> None:
+        self.result_overflow = True
+        self.buffer.clear()
+        kill(pid)
+
+    def on_worker_frame(
+        self,
+        kind: bytes,
+        payload: bytes,
+        pid: int,
+        open_fds: dict[int, str] | None = None,
+        poller: select.poll | None = None,
+    ) -> None:
+        """Validate one frame from the worker (untrusted: the submission shares its process)."""
+        pending = self.pending
+        if kind == BLOB_KIND:
+            if pending is None:
+                return
+            self.pending = None
+            self.emit_case(pending, payload, pid)
+            return
+        self.pending = None  # a case header must be followed by its blob at once
+        if len(payload) > MAX_JSON_FRAME:
+            return
+        try:
+            msg = parse_json(payload)
+        except (ValueError, FrameError):
+            return
+        mtype = msg.get("type")
+        if mtype == "case_start" and open_fds is not None and poller is not None:
+            self.start_phase(msg.get("index"), pid, open_fds, poller)
+        elif mtype == "case":
+            if msg.get("output") is not None:
+                self.pending = msg
+            else:
+                self.emit_case(msg, None, pid)
+        elif mtype == "load_failed" and self.current == -1:
+            kind_s = msg.get("kind")
+            write_json(
+                self.out,
+                {
+                    "type": "load_failed",
+                    "kind": kind_s if kind_s in ("compile", "runtime", "memory") else "runtime",
+                    "error": clean_error(msg.get("error")),
+                },
+            )
+        elif mtype == "done" and self.current == self.total - 1:
+            self.completed = True
+
+    def start_phase(
+        self, index: Any, pid: int, open_fds: dict[int, str], poller: select.poll
+    ) -> None:
+        """Everything printed so far belongs to the phase that ends here; then lay the next
+        case's inputs (and only those) and let the worker call it."""
+        if type(index) is not int or index != self.current + 1 or index >= self.total:
+            return
+        for fd in list(self.capture_fds):
+            # Bounded: a flood ends with the output kill, which closes the pipe.
+            while fd in open_fds and not self.output_killed:
+                if not self.drain(fd, open_fds, poller, pid):
+                    break
+        self.phases.append((index, {"stdout": bytearray(), "stderr": bytearray()}))
+        self.current = index
+        self.lay(index)
+        self.case_started = time.monotonic()
+        with contextlib.suppress(OSError):
+            os.write(self.ack_fd, b"+")
+
+    def emit_case(self, msg: dict[str, Any], data: bytes | None, pid: int) -> None:
+        index = msg.get("index")
+        # Only the case whose phase it is, once: a frame forged after hidden inputs were laid
+        # cannot stand in for an earlier (public) case's result.
+        if type(index) is not int or index != self.current or index in self.reported:
+            return
+        self.reported.add(index)
+        seconds = time.monotonic() - self.case_started
+        error = clean_error(msg.get("error")) if msg.get("error") is not None else None
+        blobs: list[tuple[bytes, bytes]] | None = None
+        if data is not None:
+            try:
+                blobs = self.output_blobs(msg["output"], data)
+            except (ValueError, TypeError, KeyError) as exc:
+                error = {
+                    "type": "InvalidOutput",
+                    "message": str(exc)[:MAX_MESSAGE],
+                    "traceback": "",
+                }
+            if blobs is not None:
+                self.result_total += len(data)
+                if self.result_total > self.result_cap:
+                    self.overflow(pid)
+                    return
+        mutated = self.mutated(self.cases[index])
+        reported = msg.get("mutated_inputs")
+        if index >= self.public:
+            # A hidden case: only categories and what the supervisor saw itself leave the
+            # sandbox; the worker's words (exception names, messages, tracebacks, the arguments
+            # it says it reshaped) are the submission's to choose and could spell out inputs.
+            error = error_category(error)
+        elif isinstance(reported, list):
+            mutated |= {n for n in reported if isinstance(n, str) and n in self.param_names}
+        header = {
+            "type": "case",
+            "index": index,
+            "error": error,
+            "mutated_inputs": [p for p in self.param_names if p in mutated],
+            "seconds": seconds,
+            "output": blobs is not None,
+        }
+        if blobs is not None and self.outputs is not None:
+            header["parts"] = len(blobs)
+        write_json(self.out, header)
+        for npy_head, body in blobs or ():
+            self.out.write(FRAME_HEADER.pack(BLOB_KIND, len(npy_head) + len(body)))
+            self.out.write(npy_head)
+            self.out.write(body)
+
+    def mutated(self, case: Case) -> set[str]:
+        """The arguments whose bytes in the shared region differ from the supervisor's copy."""
+        slots = [a for a in case.args if isinstance(a, Slot)]
+        if not slots:
+            return set()
+        live, pristine = self.region, case.inputs
+        base = inputs_base(len(case.spec))
+        # One comparison over the case's bytes, then per argument only when something changed.
+        if live[base : base + len(pristine)] == pristine:
+            return set()
+        return {
+            s.name
+            for s in slots
+            if live[s.start : s.end] != pristine[s.start - base : s.end - base]
+        }
+
+    def output_blobs(self, meta: Any, data: bytes) -> list[tuple[bytes, bytes]]:
+        """(.npy header, raw bytes) of each output the worker sent: one array, or when the job
+        asks for a tuple, one per part (``meta["parts"]``, their bytes laid end to end)."""
+        if self.outputs is None:
+            return [(self.output_header(meta, data), data)]
+        parts = meta["parts"]
+        if not isinstance(parts, list) or len(parts) != self.outputs:
+            raise ValueError("wrong number of outputs")
+        blobs = []
+        pos = 0
+        for part in parts:
+            size = int(part["nbytes"])
+            if size < 0 or pos + size > len(data):
+                raise ValueError("output bytes do not match their shapes")
+            body = data[pos : pos + size]
+            blobs.append((self.output_header(part, body), body))
+            pos += size
+        if pos != len(data):
+            raise ValueError("output bytes do not match their shapes")
+        return blobs
+
+    def output_header(self, meta: Any, data: bytes) -> bytes:
+        """The .npy header for the worker's raw output bytes, after checking they fit."""
+        descr = self.dtypes.get(str(meta["dtype"]))
+        if descr is None:
+            dtype = self.np.dtype(str(meta["dtype"]))
+            if dtype.kind not in NUMERIC_KINDS or dtype.fields is not None or dtype.shape != ():
+                raise ValueError(f"dtype {dtype} is not numeric")
+            descr = self.dtypes[str(meta["dtype"])] = dtype.str
+        itemsize = int(descr[2:])
+        shape = tuple(int(d) for d in meta["shape"])
+        if any(d < 0 for d in shape) or len(shape) > 64:
+            raise ValueError("bad output shape")
+        if len(data) != product(shape) * itemsize:
+            raise ValueError("output bytes do not match its shape")
+        return npy_header(descr, shape)
+
+    def finish(self, status: int, cpu: float) -> None:
+        exit_code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
+        sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
+        write_json(
+            self.out,
+            {
+                "type": "end",
+                "completed": self.completed,
+                "worker_exit": exit_code,
+                "worker_signal": sig,
+                "worker_cpu_seconds": cpu,
+                "output_killed": self.output_killed,
+                "result_overflow": self.result_overflow,
+                "stdout": self.captured["stdout"].decode("utf-8", "replace"),
+                "stderr": self.captured["stderr"].decode("utf-8", "replace"),
+                "stdout_bytes": self.written["stdout"],
+                "stderr_bytes": self.written["stderr"],
+                "phases": [
+                    {
+                        "case": case,
+                        "stdout": kept["stdout"].decode("utf-8", "replace"),
+                        "stderr": kept["stderr"].decode("utf-8", "replace"),
+                    }
+                    for case, kept in self.phases
+                    if kept["stdout"] or kept["stderr"]
+                ],
+            },
+        )
+        self.out.flush()
+
+
+def kill(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+
+
+def set_not_dumpable() -> None:
+    """Keep /proc/<supervisor>/fd and /mem out of the worker's reach (same uid, same pid ns), and
+    make every thread share one malloc arena: glibc reserves 64 MiB of address space per thread
+    arena, which would turn a few threads into a MemoryError under RLIMIT_AS."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
+        libc.mallopt(-8, 1)  # M_ARENA_MAX = -8
+    except (OSError, AttributeError, ImportError):
+        pass

@@ -1,0 +1,269 @@
+"""The runner's worker: the forked child that imports the submission and calls its entry point
+once per case, on fresh arrays viewing the shared inputs, and sends what each call returned or
+raised to the supervisor. The submission runs in this process and may change anything in it:
+nothing the worker sends is trusted by the supervisor."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import signal
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from .errors import SUBMISSION_FILENAME, describe, type_name
+from .framing import (
+    BLOB_KIND,
+    CASE_LENGTH,
+    FRAME_HEADER,
+    JSON_KIND,
+    NUMERIC_KINDS,
+    inputs_base,
+    product,
+)
+from .job import Slot, parse_args
+
+if TYPE_CHECKING:
+    from .supervisor import Supervisor
+
+
+class Worker:
+    """Runs in the forked child. Everything it needs is bound before the submission is imported,
+    so a submission that monkeypatches numpy or builtins cannot change how results are checked."""
+
+    def __init__(self, sup: Supervisor, res_w: int, out_w: int, err_w: int, ack_r: int) -> None:
+        self.np = sup.np
+        self.ndarray = sup.np.ndarray
+        self.region = sup.region
+        self.total = sup.total
+        self.param_names = list(sup.param_names)
+        self.code = str(sup.job["code"])
+        self.function_name = str(sup.job["function_name"])
+        self.result_cap = sup.result_cap
+        self.outputs = sup.outputs
+        os.dup2(out_w, 1)
+        os.dup2(err_w, 2)
+        os.close(out_w)
+        os.close(err_w)
+        # Only 0-2 (/dev/null and the capture pipes), the result pipe and the acknowledgement
+        # pipe stay open: never the supervisor's stdin or result stream.
+        keep = sorted((res_w, ack_r))
+        os.closerange(3, keep[0])
+        os.closerange(keep[0] + 1, keep[1])
+        os.closerange(keep[1] + 1, os.sysconf("SC_OPEN_MAX"))
+        self.res = res_w
+        self.ack_r = ack_r
+        self.read = os.read
+        sys.stdout = io.TextIOWrapper(os.fdopen(1, "wb", closefd=False), write_through=True)
+        sys.stderr = io.TextIOWrapper(os.fdopen(2, "wb", closefd=False), write_through=True)
+        self.streams = (sys.stdout, sys.stderr)
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an over-large file is an OSError
+        self.dumps = json.dumps
+        self.loads = json.loads
+        self.parse_args = parse_args
+        self.write_all = write_all
+        self.pack = FRAME_HEADER.pack
+        self.unpack_length = CASE_LENGTH.unpack_from
+        self.inputs_base = inputs_base
+        self.getpid = os.getpid
+        self.exit = os._exit
+        self.pid = os.getpid()
+        self.shape_of = type(self.np.empty(0)).shape.__get__
+
+    def send_json(self, obj: dict[str, Any], blob: bytes | None = None) -> None:
+        payload = self.dumps(obj, separators=(",", ":")).encode()
+        parts = [self.pack(JSON_KIND, len(payload)), payload]
+        if blob is not None:
+            parts += [self.pack(BLOB_KIND, len(blob)), blob]
+        self.write_all(self.res, parts)
+
+    def run(self) -> None:
+        fn = self.load()
+        if fn is not None:
+            for index in range(self.total):
+                self.start_case(index)
+                self.run_case(fn, index, self.load_case())
+            self.send_json({"type": "done"})
+        for stream in (*self.streams, sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):  # the submission may have replaced or closed it
+                stream.flush()
+        self.exit(0)  # also ends threads the submission left running
+
+    def load_case(self) -> list[Slot | int | None]:
+        """The current case's arguments, as the supervisor laid them before acknowledging."""
+        try:
+            (length,) = self.unpack_length(self.region)
+            base = self.inputs_base(length)
+            spec = self.loads(self.region[CASE_LENGTH.size : CASE_LENGTH.size + length])
+            return self.parse_args(spec, self.param_names, base, len(self.region) - base, self.np)
+        except Exception:
+            self.exit(72)  # the submission scribbled over them
+
+    def load(self) -> Callable[..., Any] | None:
+        import types
+
+        module = types.ModuleType("submission")
+        module.__file__ = SUBMISSION_FILENAME
+        sys.modules["submission"] = module
+        import linecache
+
+        source = self.code
+        # Lets tracebacks show the submission's source lines.
+        linecache.cache[SUBMISSION_FILENAME] = (len(source), None, source.splitlines(True), "")
+        try:
+            code = compile(source, SUBMISSION_FILENAME, "exec")
+            exec(code, module.__dict__)
+        except (SyntaxError, ImportError) as exc:
+            self.load_failed("compile", exc)
+            return None
+        except MemoryError as exc:
+            self.load_failed("memory", exc)
+            return None
+        except BaseException as exc:
+            self.forked_copy_exits()
+            self.load_failed("runtime", exc)
+            return None
+        self.forked_copy_exits()
+        fname = self.function_name
+        fn = module.__dict__.get(fname)
+        if fn is None:
+            self.send_json(
+                {
+                    "type": "load_failed",
+                    "kind": "compile",
+                    "error": {
+                        "type": "MissingEntryPoint",
+                        "message": f"the submission defines no function named {fname!r}",
+                        "traceback": "",
+                    },
+                }
+            )
+            return None
+        if not callable(fn):
+            self.send_json(
+                {
+                    "type": "load_failed",
+                    "kind": "compile",
+                    "error": {
+                        "type": "EntryPointNotCallable",
+                        "message": f"{fname!r} is a {type_name(fn)}, not a function",
+                        "traceback": "",
+                    },
+                }
+            )
+            return None
+        return fn  # type: ignore[no-any-return]
+
+    def start_case(self, index: int) -> None:
+        """Attribute what was printed so far to the previous phase, and wait while the
+        supervisor swaps the previous case's inputs for this one's (see ``supervisor``)."""
+        for stream in (*self.streams, sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):  # the submission may have replaced or closed it
+                stream.flush()
+        self.send_json({"type": "case_start", "index": index})
+        try:
+            acknowledged = self.read(self.ack_r, 1) == b"+"
+        except OSError:
+            acknowledged = False
+        if not acknowledged:  # the submission tampered with the pipe: stop rather than leak
+            self.exit(71)
+
+    def forked_copy_exits(self) -> None:
+        """A child the submission forked returns here too: only the worker itself reports."""
+        if self.getpid() != self.pid:
+            self.exit(0)
+
+    def load_failed(self, kind: str, exc: BaseException) -> None:
+        self.send_json({"type": "load_failed", "kind": kind, "error": describe(exc)})
+
+    def run_case(self, fn: Callable[..., Any], index: int, args: list[Slot | int | None]) -> None:
+        values: list[Any] = []
+        for arg in args:
+            if isinstance(arg, Slot):
+                values.append(
+                    self.ndarray(arg.shape, dtype=arg.dtype, buffer=self.region, offset=arg.start)
+                )
+            else:
+                values.append(arg)
+        error: dict[str, str] | None = None
+        result: Any = None
+        try:
+            result = fn(*values)
+        except BaseException as exc:
+            error = describe(exc)
+        self.forked_copy_exits()
+        mutated = [
+            a.name
+            for a, v in zip(args, values, strict=True)
+            if isinstance(a, Slot) and tuple(self.shape_of(v)) != a.shape
+        ]
+        header: dict[str, Any] = {
+            "type": "case",
+            "index": index,
+            "error": error,
+            "mutated_inputs": mutated,
+            "output": None,
+        }
+        data = None
+        if error is None:
+            try:
+                meta, data = self.convert(result)
+                header["output"] = meta
+            except BadOutput as exc:
+                header["error"] = {"type": "InvalidOutput", "message": str(exc), "traceback": ""}
+        self.send_json(header, data)
+
+    def convert(self, result: Any) -> tuple[dict[str, Any], bytes]:
+        if self.outputs is None:
+            return self.convert_array(result, self.result_cap)
+        n = self.outputs
+        if type(result) is not tuple or len(result) != n:
+            got = f"a tuple of {len(result)}" if type(result) is tuple else type_name(result)
+            raise BadOutput(f"returned {got}; expected a tuple of {n} numpy.ndarrays")
+        metas, blobs = [], []
+        budget = self.result_cap
+        for part in result:
+            meta, data = self.convert_array(part, budget)
+            budget -= len(data)
+            meta["nbytes"] = len(data)
+            metas.append(meta)
+            blobs.append(data)
+        return {"parts": metas}, b"".join(blobs)
+
+    def convert_array(self, result: Any, cap: int) -> tuple[dict[str, Any], bytes]:
+        if type(result) is not self.ndarray:
+            if isinstance(result, self.ndarray):
+                raise BadOutput(
+                    f"returned a {type_name(result)}, a subclass of numpy.ndarray; "
+                    "return a plain numpy.ndarray (np.asarray(x))"
+                )
+            raise BadOutput(f"returned {type_name(result)}; expected a numpy.ndarray")
+        dtype = result.dtype
+        if dtype.kind not in NUMERIC_KINDS or dtype.hasobject or dtype.fields is not None:
+            raise BadOutput(f"returned an array of dtype {dtype}; expected a numeric dtype")
+        shape = tuple(int(d) for d in self.shape_of(result))
+        nbytes = product(shape) * dtype.itemsize
+        if nbytes > cap:
+            raise BadOutput(
+                f"returned an array of shape {shape} ({nbytes} bytes); "
+                f"the limit is {self.result_cap} bytes"
+            )
+        data = memoryview(result).tobytes()  # C order, materialises views only after the check
+        return {"dtype": dtype.str, "shape": list(shape)}, data
+
+
+class BadOutput(Exception):
+    pass
+
+
+def write_all(fd: int, parts: list[bytes]) -> None:
+    """One system call for a whole message in the common case (a pipe takes it whole)."""
+    total = sum(len(p) for p in parts)
+    done = os.writev(fd, parts)
+    if done < total:
+        rest = memoryview(b"".join(parts))[done:]
+        while rest:
+            rest = rest[os.write(fd, rest) :]
