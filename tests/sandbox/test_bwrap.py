@@ -16,13 +16,13 @@ from sandbox.backends.runtime import INSIDE_MOUNT
 from sandbox.protocol import Limits
 from tests.sandbox.helpers import (
     FAST,
+    SYSCALL_ATTACKS,
     assert_grader_still_works,
     fork_until_refused,
     forks_started,
     run,
     run_processes,
 )
-from tests.sandbox.test_isolation import SYSCALL_ATTACKS
 
 pytestmark = pytest.mark.timeout(60)
 

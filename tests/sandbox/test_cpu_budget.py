@@ -13,8 +13,7 @@ import pytest
 from sandbox.backends.bwrap import BwrapSandbox
 from sandbox.backends.common import CPU_OVERHEAD_SECONDS
 from sandbox.protocol import Limits, RunResult, Sandbox
-from tests.sandbox.helpers import FAST, assert_grader_still_works, run, run_watched
-from tests.sandbox.test_cross_run import unwrapped
+from tests.sandbox.helpers import FAST, assert_grader_still_works, run, run_watched, unwrapped
 
 pytestmark = [pytest.mark.timeout(180), pytest.mark.slow]
 

@@ -13,18 +13,11 @@ from collections.abc import Callable
 import pytest
 
 from sandbox.protocol import Limits, RunResult, Sandbox
-from tests.sandbox.helpers import FAST, assert_grader_still_works, run, run_watched
+from tests.sandbox.helpers import FAST, assert_grader_still_works, run, run_watched, unwrapped
 
 pytestmark = pytest.mark.timeout(120)
 
 SIDE_BY_SIDE = FAST.model_copy(update={"wall_seconds": 8.0})
-
-
-def unwrapped(sandbox: Sandbox) -> Sandbox:
-    """The backend behind the test wrappers: two concurrent runs may not both be served warm
-    (the pool holds one sandbox) and the wrappers' counters assume one run at a time."""
-    inner = getattr(sandbox, "pool", None) or getattr(sandbox, "server", None)
-    return inner if inner is not None else sandbox
 
 
 def side_by_side(
