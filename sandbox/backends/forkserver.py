@@ -146,6 +146,7 @@ class ForkServerSandbox:
         self.last_run_id = ""  # runs are found by pid namespace, not by environment marker
         self.last_cgroup_dirs: list[Path] = []
         self.last_pidns = ""
+        self._last_pidns_fd = -1
         self.last_host_pid = 0
         self._wanted = threading.Condition(self._lock)
         self._want_start = True
@@ -308,6 +309,7 @@ class ForkServerSandbox:
             zygote.kill()
         for primed in spares:
             primed.discard()
+        self._hold_namespace(None)
         for thread in (self._manager, self._primer):
             if thread.is_alive() and threading.current_thread() is not thread:
                 thread.join(timeout=10)
@@ -490,6 +492,7 @@ class ForkServerSandbox:
         with self._wanted:
             self._in_flight += 1
         self.last_pidns = primed.pidns
+        self._hold_namespace(primed.pid)
         self.last_host_pid = primed.pid
         self.last_run_id = ""
         self.last_cgroup_dirs = sorted(set(primed.cg.dirs.values())) if primed.cg else []
@@ -512,6 +515,20 @@ class ForkServerSandbox:
             with self._lock:
                 self.spare_runs += 1
         return result
+
+    def _hold_namespace(self, pid: int | None) -> None:
+        """Keep the latest run's pid namespace open until the next run. A namespace's number is
+        reused as soon as it is freed (the kernel takes the lowest free one), so without this a
+        spare primed after the run ended could get the same number, and ``leftovers`` would
+        count the waiting spare as a survivor of the run."""
+        fd = -1
+        if pid is not None:
+            with contextlib.suppress(OSError):
+                fd = os.open(f"/proc/{pid}/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
+        with self._lock:
+            previous, self._last_pidns_fd = self._last_pidns_fd, fd
+        if previous >= 0:
+            os.close(previous)
 
     def leftovers(self) -> list[int]:
         """Host pids still alive in the latest run's pid namespace."""

@@ -254,6 +254,46 @@ def test_spares_hold_nothing_of_earlier_submissions(server: ForkServerSandbox) -
         assert json.loads(result.stdout) == {"found": [], "procs": [1, 2]}
 
 
+def test_a_run_primed_after_the_last_one_ended_is_not_its_leftover(
+    server: ForkServerSandbox,
+) -> None:
+    """The kernel reuses a freed namespace's number for the next namespace made (seen here: a
+    spare primed after a run had ended got the run's pid namespace number, and ``leftovers``,
+    which every isolation test checks, counted the waiting spare as a survivor). The server keeps
+    the latest run's namespace open until the next run, so its number stays taken."""
+    assert _forked(server, IDENTITY, limits=FAST).status == "ok"
+    deadline = time.monotonic() + 5.0
+    while _alive(server.last_host_pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(server.last_host_pid), "the run did not end"
+    time.sleep(0.3)  # a namespace is freed a little after its last process
+    links = (_readlink_or_none(f"/proc/self/fd/{fd}") for fd in os.listdir("/proc/self/fd"))
+    held = {link for link in links if link is not None}
+    assert server.last_pidns in held, "the run's namespace was not kept: its number can be reused"
+    later = [server._prime(FAST) for _ in range(3)]  # primed as a spare is, after the run
+    try:
+        assert server.last_pidns not in {p.pidns for p in later}
+        assert server.leftovers() == []
+    finally:
+        for primed in later:
+            primed.discard()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _readlink_or_none(path: str) -> str | None:
+    try:
+        return os.readlink(path)
+    except OSError:
+        return None
+
+
 def test_spares_of_a_dead_zygote_are_never_used(server: ForkServerSandbox) -> None:
     _wait_for_spares(server, server.spares)
     zygote = server.zygote_pid()
