@@ -4,7 +4,6 @@ the standard library, numpy and itself."""
 
 from __future__ import annotations
 
-import ast
 import subprocess
 import sys
 from pathlib import Path
@@ -12,35 +11,22 @@ from pathlib import Path
 import pytest
 
 from sandbox.backends.runtime import INSIDE_PACKAGE
+from tests.support.imports import imports, modules
 
 SANDBOX = INSIDE_PACKAGE.parent
 ROOT = SANDBOX.parent
 
 
-def imported(path: Path) -> list[tuple[int, str]]:
-    """(level, module) of every import in ``path``: level 0 is absolute, else relative."""
-    found: list[tuple[int, str]] = []
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        if isinstance(node, ast.Import):
-            found += [(0, alias.name) for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            found.append((node.level, node.module or ""))
-    return found
-
-
-def modules(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.rglob("*.py") if "__pycache__" not in p.parts)
-
-
 def test_the_scan_sees_every_kind_of_import(tmp_path: Path) -> None:
     module = tmp_path / "m.py"
     module.write_text("import os, app.x\nfrom app import y\nfrom . import z\ndef f():\n import q\n")
-    assert imported(module) == [(0, "os"), (0, "app.x"), (0, "app"), (1, ""), (0, "q")]
+    found = [(i.level, i.module, i.line) for i in imports(module)]
+    assert found == [(0, "os", 1), (0, "app.x", 1), (0, "app", 2), (1, "", 3), (0, "q", 5)]
 
 
 @pytest.mark.parametrize("path", modules(SANDBOX), ids=lambda p: str(p.relative_to(SANDBOX)))
 def test_no_sandbox_module_imports_the_application(path: Path) -> None:
-    bad = [m for level, m in imported(path) if level == 0 and m.split(".")[0] == "app"]
+    bad = [i.module for i in imports(path) if i.level == 0 and i.module.split(".")[0] == "app"]
     assert not bad, f"{path.relative_to(ROOT)} imports {bad}"
 
 
@@ -51,7 +37,9 @@ def test_the_inside_package_imports_the_standard_library_numpy_and_itself_only(
     path: Path,
 ) -> None:
     allowed = set(sys.stdlib_module_names) | {"numpy"}
-    bad = [m for level, m in imported(path) if level == 0 and m.split(".")[0] not in allowed]
+    bad = [
+        i.module for i in imports(path) if i.level == 0 and i.module.split(".")[0] not in allowed
+    ]
     assert not bad, f"{path.relative_to(ROOT)} imports {bad} (inside the sandbox it cannot)"
 
 

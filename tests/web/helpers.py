@@ -81,6 +81,17 @@ def axe_violations(page: Page) -> list[dict[str, object]]:
     ]
 
 
+def rendered_statement(page: Page, more_formulas_than: int) -> Locator:
+    """The problem's statement, once its math is typeset: more than ``more_formulas_than``
+    formulas, none KaTeX could not parse, and no ``$`` left in the prose."""
+    statement = page.locator(".statement")
+    expect(statement.locator(".katex").first).to_be_visible()
+    assert statement.locator(".katex").count() > more_formulas_than
+    assert statement.locator(".katex-error").count() == 0
+    assert "$" not in statement.locator(".markdown").inner_text()
+    return statement
+
+
 def wait_for_verdict(page: Page, verdict: str) -> None:
     banner = page.locator(f'#verdict[data-verdict="{verdict}"]')
     banner.wait_for(timeout=GRADING_TIMEOUT_MS)

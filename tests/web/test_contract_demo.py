@@ -11,7 +11,7 @@ from playwright.sync_api import Page, expect
 
 from tests.support.codes import CONTRACT_DEMO_CORRECT
 from tests.web.conftest import Server
-from tests.web.helpers import axe_violations, open_field_form, set_code, shot
+from tests.web.helpers import axe_violations, open_field_form, set_code, shot, wait_for_verdict
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -36,7 +36,7 @@ def test_a_wrong_mask_shows_a_result_and_a_heat_map_per_output(fixtures_page: Pa
     page.locator(".cm-content").wait_for()
     set_code(page, CONTRACT_DEMO_CORRECT.replace("np.where(mask, scores", "np.where(~mask, scores"))
     page.get_by_role("button", name="Submit").click()
-    page.locator('#verdict[data-verdict="wrong_answer"]').wait_for(timeout=90_000)
+    wait_for_verdict(page, "wrong_answer")
     expect(page.locator('.diagnosis[data-code="mask-inverted"]')).to_be_visible()
     row = page.locator('tr[data-case="masked"]')
     expect(row.locator('li[data-output="output"]')).to_have_attribute("data-status", "failed")

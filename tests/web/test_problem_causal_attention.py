@@ -10,7 +10,14 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.conftest import PROBLEMS_DIR
-from tests.web.helpers import axe_violations, open_problem, set_code, shot, wait_for_verdict
+from tests.web.helpers import (
+    axe_violations,
+    open_problem,
+    rendered_statement,
+    set_code,
+    shot,
+    wait_for_verdict,
+)
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -24,11 +31,7 @@ def test_statement_renders_its_math_and_examples(page: Page) -> None:
     expect(
         page.get_by_role("heading", level=1, name="Causal attention with a KV cache")
     ).to_be_visible()
-    statement = page.locator(".statement")
-    expect(statement.locator(".katex").first).to_be_visible()
-    assert statement.locator(".katex").count() > 10
-    assert statement.locator(".katex-error").count() == 0
-    assert "$" not in statement.locator(".markdown").inner_text()
+    statement = rendered_statement(page, 10)
     for requirement in ("block-future", "align-to-cache", "scale-scores", "softmax-keys"):
         expect(statement.locator(f'li[data-requirement="{requirement}"]')).to_be_visible()
     example = page.locator("details.example", has_text="zero-scores-cache")

@@ -8,7 +8,14 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.web.helpers import axe_violations, open_problem, set_code, shot, wait_for_verdict
+from tests.web.helpers import (
+    axe_violations,
+    open_problem,
+    rendered_statement,
+    set_code,
+    shot,
+    wait_for_verdict,
+)
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -19,11 +26,7 @@ CORPUS = Path(__file__).parents[1] / "problems" / "corpus" / PROBLEM
 def test_statement_renders_and_a_tiled_submission_is_diagnosed(page: Page) -> None:
     open_problem(page, PROBLEM)
     expect(page.get_by_role("heading", level=1, name="Grouped-query attention")).to_be_visible()
-    statement = page.locator(".statement")
-    expect(statement.locator(".katex").first).to_be_visible()
-    assert statement.locator(".katex").count() > 20
-    assert statement.locator(".katex-error").count() == 0
-    assert "$" not in statement.locator(".markdown").inner_text()
+    statement = rendered_statement(page, 20)
     expect(statement.locator('li[data-requirement="share-kv-heads"]')).to_be_visible()
     assert statement.locator("details.example").count() == 2
     shot(page, "problem-grouped-query-attention", full_page=True)

@@ -9,7 +9,14 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.web.helpers import axe_violations, open_problem, set_code, shot
+from tests.web.helpers import (
+    axe_violations,
+    open_problem,
+    rendered_statement,
+    set_code,
+    shot,
+    wait_for_verdict,
+)
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -20,11 +27,7 @@ CORPUS = Path(__file__).parents[1] / "problems" / "corpus" / PROBLEM
 def test_statement_renders_math_and_examples(page: Page) -> None:
     open_problem(page, PROBLEM)
     expect(page.get_by_role("heading", level=1, name="Masked attention")).to_be_visible()
-    statement = page.locator(".statement")
-    expect(statement.locator(".katex").first).to_be_visible()
-    assert statement.locator(".katex").count() > 10
-    assert statement.locator(".katex-error").count() == 0
-    assert "$" not in statement.locator(".markdown").inner_text()
+    statement = rendered_statement(page, 10)
     expect(statement.locator('li[data-requirement="reject-empty-rows"]')).to_be_visible()
     example = statement.locator("details.example", has_text="first-key-only")
     example.locator("summary").click()
@@ -39,7 +42,7 @@ def test_zeroing_after_the_softmax_is_diagnosed(page: Page) -> None:
     open_problem(page, PROBLEM)
     set_code(page, (CORPUS / "mask_after_softmax.py").read_text())
     page.get_by_role("button", name="Submit").click()
-    page.locator('#verdict[data-verdict="wrong_answer"]').wait_for(timeout=90_000)
+    wait_for_verdict(page, "wrong_answer")
     result = page.locator("#result")
     card = result.locator('article.diagnosis[data-code="mask-after-softmax"]')
     expect(card).to_be_visible()

@@ -10,7 +10,14 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from app.core.config import REPO_ROOT
-from tests.web.helpers import axe_violations, open_problem, set_code, shot
+from tests.web.helpers import (
+    axe_violations,
+    open_problem,
+    rendered_statement,
+    set_code,
+    shot,
+    wait_for_verdict,
+)
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -22,11 +29,7 @@ WRONG = Path(__file__).parents[1] / "problems" / "corpus" / PROBLEM / "diagonal_
 def test_statement_math_examples_and_a_diagnosed_result(page: Page) -> None:
     open_problem(page, PROBLEM)
     expect(page.get_by_role("heading", level=1, name="Softmax backward")).to_be_visible()
-    statement = page.locator(".statement")
-    expect(statement.locator(".katex").first).to_be_visible()
-    assert statement.locator(".katex").count() > 15
-    assert statement.locator(".katex-error").count() == 0
-    assert "$" not in statement.locator(".markdown").inner_text()
+    statement = rendered_statement(page, 15)
     # Display math (the Jacobian and the result) is rendered as display blocks.
     assert statement.locator(".katex-display").count() >= 2
     for requirement in ("couple-positions", "weight-by-probabilities", "reduce-along-axis"):
@@ -36,7 +39,7 @@ def test_statement_math_examples_and_a_diagnosed_result(page: Page) -> None:
 
     set_code(page, WRONG.read_text())
     page.get_by_role("button", name="Submit").click()
-    page.locator('#verdict[data-verdict="wrong_answer"]').wait_for(timeout=90_000)
+    wait_for_verdict(page, "wrong_answer")
     result = page.locator("#result")
     title = tomllib.loads((FOLDER / "faults.toml").read_text())["faults"]["diagonal-only"]["title"]
     card = result.locator('article.diagnosis[data-code="diagonal-only"]')
