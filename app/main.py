@@ -28,6 +28,8 @@ from app.web.wheel import router as wheel_router
 
 log = logging.getLogger(__name__)
 
+BODY_CEILING_SLACK = 1024 * 1024
+
 health_router = APIRouter(tags=["health"])
 
 
@@ -66,8 +68,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # Loaded eagerly: a malformed problem folder must stop start-up, not the first request.
     app.state.problems = load_problems(settings.problems_dir, settings.extra_problem_dirs)
     install_error_handlers(app)
-    # No route takes more than its own cap; this ceiling also bounds a route that forgets one.
-    ceiling = max(
+    # Every route that reads a body caps it itself; this ceiling bounds one that forgets to. It
+    # is above the largest cap, so a route's own 413 (which names its limit) answers first.
+    ceiling = BODY_CEILING_SLACK + max(
         submission_body_cap(settings.max_code_bytes).limit,
         case_body_cap(settings.case_max_upload_bytes).limit,
     )

@@ -199,7 +199,7 @@ async def _parse_upload(
     data = await upload.read(max_bytes + 1)
     if len(data) > max_bytes:
         raise ApiError(413, "case_too_large", f"the file is over {max_bytes} bytes", "file")
-    arrays = await run_in_threadpool(read_upload, data, max_elements)
+    arrays = await run_in_threadpool(read_upload, data, max_elements, max_bytes)
     inputs, expected = inputs_from_npz(problem, {k: v for k, v in arrays.items()})
     return CaseMeta(meta.name, meta.visibility, meta.weight, meta.raises), inputs, expected
 

@@ -37,7 +37,12 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[AppProces
 
 # Declared over the app-wide ceiling: refused before any route runs. Chunked: the route cuts it
 # at its own cap.
-CEILING = {"code": "body_too_large", "message": "the body is over 33554432 bytes", "field": "body"}
+CEILING_BYTES = 33 * MIB  # GRADER_CASE_MAX_UPLOAD_BYTES, the largest route cap, + 1 MiB
+CEILING = {
+    "code": "body_too_large",
+    "message": f"the body is over {CEILING_BYTES} bytes",
+    "field": "body",
+}
 ROUTE = {"code": "code_too_large", "message": "the limit is 65536 bytes", "field": "code"}
 
 
@@ -83,7 +88,7 @@ def _uncapped_route(settings: Settings) -> TestClient:
 
 
 def test_the_app_wide_ceiling_bounds_a_route_without_a_cap(settings: Settings) -> None:
-    ceiling = 32 * MIB  # GRADER_CASE_MAX_UPLOAD_BYTES, the largest route cap by default
+    ceiling = CEILING_BYTES
     with _uncapped_route(settings) as api:
         assert api.post("/uncapped", content=b"a" * 1000).json() == {"size": 1000}
 
