@@ -11,19 +11,24 @@ import logging
 from fastapi import APIRouter, FastAPI
 from fastapi.staticfiles import StaticFiles
 
+from app.core.bodies import BodyLimitMiddleware
 from app.core.config import Settings, get_settings
 from app.core.errors import install_error_handlers
 from app.lifespan import lifespan
 from app.problems.loader import load_problems
 from app.problems.routes import router as problems_router
 from app.reports.routes import router as reports_router
+from app.submissions.routes import body_cap as submission_body_cap
 from app.submissions.routes import router as submissions_router
+from app.testcases.routes import body_cap as case_body_cap
 from app.testcases.routes import router as testcases_router
 from app.web.routes import STATIC_DIR
 from app.web.routes import router as pages_router
 from app.web.wheel import router as wheel_router
 
 log = logging.getLogger(__name__)
+
+BODY_CEILING_SLACK = 1024 * 1024
 
 health_router = APIRouter(tags=["health"])
 
@@ -63,6 +68,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # Loaded eagerly: a malformed problem folder must stop start-up, not the first request.
     app.state.problems = load_problems(settings.problems_dir, settings.extra_problem_dirs)
     install_error_handlers(app)
+    # Every route that reads a body caps it itself; this ceiling bounds one that forgets to. It
+    # is above the largest cap, so a route's own 413 (which names its limit) answers first.
+    ceiling = BODY_CEILING_SLACK + max(
+        submission_body_cap(settings.max_code_bytes).limit,
+        case_body_cap(settings.case_max_upload_bytes).limit,
+    )
+    app.add_middleware(BodyLimitMiddleware, limit=ceiling)
     for router in ROUTERS:
         app.include_router(router)
     # Works (with a message on each page) before the assets are built.

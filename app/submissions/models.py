@@ -95,6 +95,13 @@ class SubmissionEvent(Base):
     submission_id: Mapped[str] = mapped_column(
         ForeignKey("submissions.id", ondelete="CASCADE"), index=True
     )
+    # The event's number within its submission (1, 2, 3...): the SSE id, so a stream reveals
+    # nothing of other submissions' activity, as the table-wide ``id`` would.
+    seq: Mapped[int] = mapped_column(Integer)
     kind: Mapped[str] = mapped_column(String(16))  # status | phase | result
     data: Mapped[str] = mapped_column(Text)  # JSON object
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+    __table_args__ = (
+        UniqueConstraint("submission_id", "seq", name="uq_submission_events_submission_seq"),
+    )

@@ -81,11 +81,12 @@ class SubmissionRepository:
             oldest = oldest.replace(tzinfo=utcnow().tzinfo)
         return int(count or 0), oldest, int(active_count or 0)
 
-    def events_after(self, submission_id: str, after_id: int) -> Sequence[SubmissionEvent]:
+    def events_after(self, submission_id: str, after_seq: int) -> Sequence[SubmissionEvent]:
+        """The submission's events numbered above ``after_seq``, in order."""
         stmt = (
             select(SubmissionEvent)
-            .where(SubmissionEvent.submission_id == submission_id, SubmissionEvent.id > after_id)
-            .order_by(SubmissionEvent.id)
+            .where(SubmissionEvent.submission_id == submission_id, SubmissionEvent.seq > after_seq)
+            .order_by(SubmissionEvent.seq)
         )
         return self.session.scalars(stmt).all()
 
@@ -105,14 +106,25 @@ class SubmissionRepository:
         self.add_events(submission_id, [(kind, data)])
 
     def add_events(self, submission_id: str, events: Sequence[tuple[str, dict[str, Any]]]) -> None:
-        """Append events in order with one statement (no ids read back: nothing needs them)."""
+        """Append events in order, numbered on from the submission's last one.
+
+        Two transactions never number the same submission's events at once: every writer first
+        inserts the submission or updates its row in the same transaction (a claim, a lease-
+        guarded update, a requeue, a regrade), which PostgreSQL's row lock and SQLite's single
+        writer serialize until commit. The unique (submission_id, seq) makes a caller that
+        broke this fail rather than number twice."""
+        connection = self._connection()
+        last = connection.execute(
+            _statement(("last_event_seq",), _last_event_seq_statement),
+            {"p_submission_id": submission_id},
+        ).scalar_one()
         now = utcnow()
         rows = [
-            {"submission_id": submission_id, "kind": kind, "data": json.dumps(data),
-             "created_at": now}
-            for kind, data in events
+            {"submission_id": submission_id, "seq": last + n, "kind": kind,
+             "data": json.dumps(data), "created_at": now}
+            for n, (kind, data) in enumerate(events, start=1)
         ]  # fmt: skip
-        self._connection().execute(_statement(("insert", "events"), lambda: insert(EVENTS)), rows)
+        connection.execute(_statement(("insert", "events"), lambda: insert(EVENTS)), rows)
         written = self.session.info.setdefault(EVENTS_WRITTEN, {})
         written.setdefault(submission_id, set()).update(kind for kind, _ in events)
 
@@ -141,11 +153,8 @@ class SubmissionRepository:
             return None
         # Detached, like every row a repository hands out once its session closes.
         submission = Submission(**row._asdict())
-        self.add_event(
-            submission.id,
-            "status",
-            {"status": RUNNING, "attempt": submission.attempts, "worker": worker},
-        )
+        # The worker stays in the row for operators; the event is what a student reads.
+        self.add_event(submission.id, "status", {"status": RUNNING, "attempt": submission.attempts})
         return submission
 
     def _update_leased(self, submission_id: str, token: str, **values: Any) -> bool:
@@ -336,6 +345,13 @@ def _statement(key: tuple[str, ...], build: Callable[[], Any]) -> Any:
     if stmt is None:  # two threads may both build it: the same statement either way
         stmt = _STATEMENTS[key] = build()
     return stmt
+
+
+def _last_event_seq_statement() -> Any:
+    row = EVENTS.c
+    return select(func.coalesce(func.max(row.seq), 0)).where(
+        row.submission_id == bindparam("p_submission_id")
+    )
 
 
 def _insert_values(submission: Submission) -> dict[str, Any]:

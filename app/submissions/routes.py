@@ -16,6 +16,7 @@ from starlette.concurrency import run_in_threadpool
 
 from app.auth.deps import Instructor, OptionalPrincipal
 from app.auth.tokens import Principal
+from app.core.bodies import BodyCap, read_capped
 from app.core.errors import AUTH_ERRORS, ApiError, error_responses, first_error
 from app.problems.deps import ProblemDep
 from app.submissions.deps import SubmissionServiceDep
@@ -58,10 +59,19 @@ def client_of(request: Request, principal: Principal | None) -> str:
     return f"ip:{request.client.host if request.client else 'unknown'}"
 
 
+def body_cap(max_code_bytes: int) -> BodyCap:
+    """The largest body that can hold code of ``max_code_bytes`` (JSON-escaped, with the other
+    fields)."""
+    return BodyCap(
+        max_code_bytes * BODY_SLACK + 4096,
+        "code_too_large",
+        f"the limit is {max_code_bytes} bytes",
+        "code",
+    )
+
+
 async def _parse_body(request: Request, max_code_bytes: int) -> SubmissionCreate:
-    raw = await request.body()
-    if len(raw) > max_code_bytes * BODY_SLACK + 4096:
-        raise ApiError(413, "code_too_large", f"the limit is {max_code_bytes} bytes", "code")
+    raw = await read_capped(request, body_cap(max_code_bytes))
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -105,10 +105,10 @@ class SubmissionService:
         return submission if submission is not None and submission.status == DONE else None
 
     def events_after(self, submission_id: str, after: int) -> list[tuple[int, str, str]]:
-        """(id, kind, JSON data) of the submission's events with an id above ``after``."""
+        """(number, kind, JSON data) of the submission's events numbered above ``after``."""
         with self.sessions() as session:
             events = SubmissionRepository(session).events_after(submission_id, after)
-            return [(e.id, e.kind, e.data) for e in events]
+            return [(e.seq, e.kind, e.data) for e in events]
 
     def regrade(self, submission_id: str) -> int:
         """Queue a finished submission for grading again on the current test set; its new run.

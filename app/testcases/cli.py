@@ -71,12 +71,12 @@ def _read_json_case(
 
 
 def _read_npz_case(
-    path: Path, problem: Problem, max_elements: int
+    path: Path, problem: Problem, max_elements: int, max_bytes: int
 ) -> tuple[dict[str, Any], Inputs, Result | None]:
     from app.testcases.codec import read_upload
     from app.testcases.validation import inputs_from_npz
 
-    arrays = read_upload(path.read_bytes(), max_elements)
+    arrays = read_upload(path.read_bytes(), max_elements, max_bytes)
     inputs, expected = inputs_from_npz(problem, arrays)
     return {}, inputs, expected
 
@@ -89,9 +89,13 @@ def _add(args: argparse.Namespace) -> int:
     path = Path(args.file)
     if not path.is_file():
         return _fail("file", f"{path} does not exist")
-    reader = _read_npz_case if path.suffix == ".npz" else _read_json_case
     try:
-        fields, inputs, expected = reader(path, problem, settings.case_max_elements)
+        if path.suffix == ".npz":
+            fields, inputs, expected = _read_npz_case(
+                path, problem, settings.case_max_elements, settings.case_max_upload_bytes
+            )
+        else:
+            fields, inputs, expected = _read_json_case(path, problem, settings.case_max_elements)
         for key in ("name", "visibility", "weight", "raises"):
             if getattr(args, key) is not None:
                 fields[key] = getattr(args, key)

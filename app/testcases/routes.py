@@ -16,6 +16,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
 from app.auth.deps import Instructor, OptionalPrincipal
+from app.core.bodies import BodyCap, declared_length, read_capped
 from app.core.deps import SessionsDep, SettingsDep
 from app.core.errors import AUTH_ERRORS, ApiError, error_responses, first_error
 from app.problems.cases import (
@@ -136,18 +137,8 @@ def builtin_out(problem: Problem, case: TestCase) -> CaseOut:
 # -- input -------------------------------------------------------------------------------------
 
 
-async def _read_capped(request: Request, cap: int) -> bytes:
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > cap:
-        raise ApiError(413, "case_too_large", f"the body is over {cap} bytes", "body")
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > cap:
-            raise ApiError(413, "case_too_large", f"the body is over {cap} bytes", "body")
-        chunks.append(chunk)
-    return b"".join(chunks)
+def body_cap(max_bytes: int) -> BodyCap:
+    return BodyCap(max_bytes, "case_too_large")
 
 
 def _validation_error(exc: ValidationError) -> ApiError:
@@ -158,7 +149,7 @@ def _validation_error(exc: ValidationError) -> ApiError:
 async def _parse_json(
     request: Request, problem: Problem, max_bytes: int, max_elements: int
 ) -> tuple[CaseMeta, Inputs, Result | None]:
-    raw = await _read_capped(request, max_bytes)
+    raw = await read_capped(request, body_cap(max_bytes))
     try:
         data = json.loads(raw)
     except (ValueError, RecursionError):
@@ -177,15 +168,17 @@ async def _parse_json(
 async def _parse_upload(
     request: Request, problem: Problem, max_bytes: int, max_elements: int
 ) -> tuple[CaseMeta, Inputs, Result | None]:
-    declared = request.headers.get("content-length", "")
-    if not declared.isdigit():
+    declared = declared_length(request.headers)
+    if declared is None:
         # The multipart parser spools files to disk as they stream in: only a declared length
         # lets the cap apply before anything is read.
         raise ApiError(411, "length_required", "send a Content-Length with uploads", "body")
-    if int(declared) > max_bytes:
-        raise ApiError(413, "case_too_large", f"the body is over {max_bytes} bytes", "body")
+    if declared > max_bytes:
+        raise body_cap(max_bytes).error()
     try:
         form = await request.form(max_files=1, max_fields=8, max_part_size=64 * 1024)
+    except ApiError:
+        raise
     except Exception as exc:  # malformed multipart: the client's fault, never a 500
         raise ApiError(400, "invalid_upload", f"unreadable multipart body: {exc}") from None
     fields: dict[str, Any] = {}
@@ -206,7 +199,7 @@ async def _parse_upload(
     data = await upload.read(max_bytes + 1)
     if len(data) > max_bytes:
         raise ApiError(413, "case_too_large", f"the file is over {max_bytes} bytes", "file")
-    arrays = await run_in_threadpool(read_upload, data, max_elements)
+    arrays = await run_in_threadpool(read_upload, data, max_elements, max_bytes)
     inputs, expected = inputs_from_npz(problem, {k: v for k, v in arrays.items()})
     return CaseMeta(meta.name, meta.visibility, meta.weight, meta.raises), inputs, expected
 
