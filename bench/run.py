@@ -206,7 +206,7 @@ class Server:
                 "GRADER_DATA_DIR": str(data_dir),
                 "GRADER_HOST": "127.0.0.1",
                 "GRADER_PORT": str(self.port),
-                # The bench is one client: lift the per-client rate limit and the queue cap.
+                # A few clients sending flat out: lift the per-client rate limit and the queue cap.
                 "GRADER_RATE_LIMIT": "1000000",
                 "GRADER_QUEUE_MAX": "100000",
                 **backend.env,
@@ -271,21 +271,28 @@ def _first_error(text: str) -> None:
         print(f"  ERROR: {text}", flush=True)
 
 
+def client_for(url: str, i: int) -> httpx.AsyncClient:
+    """Stream ``i``'s own anonymous client: the grader runs one submission per client at a time,
+    so each concurrent stream sends from its own loopback address, as separate students would."""
+    transport = httpx.AsyncHTTPTransport(local_address=f"127.0.{1 + i // 250}.{1 + i % 250}")
+    return httpx.AsyncClient(base_url=url, transport=transport)
+
+
 async def latency(url: str, code: str, want: str, concurrency: int, total: int) -> dict[str, Any]:
-    limits = httpx.Limits(max_connections=concurrency + 4)
-    async with httpx.AsyncClient(base_url=url, limits=limits) as client:
+    async with contextlib.AsyncExitStack() as stack:
+        clients = [await stack.enter_async_context(client_for(url, i)) for i in range(concurrency)]
         todo = iter(range(total))
         samples: list[float] = []
         errors = 0
 
-        async def loop() -> None:
+        async def loop(client: httpx.AsyncClient) -> None:
             nonlocal errors
             for _ in todo:
                 seconds, ok = await submit(client, code, want)
                 samples.append(seconds)
                 errors += not ok
 
-        await asyncio.gather(*(loop() for _ in range(concurrency)))
+        await asyncio.gather(*(loop(client) for client in clients))
     ms = [s * 1000 for s in samples]
     return {
         "n": len(ms),
@@ -300,15 +307,16 @@ async def throughput(url: str, codes: list[tuple[str, str]], window: float) -> d
     """Keep 32 submissions in flight for ``window`` seconds; count those that finished in it.
     Submissions still in flight at the end are awaited and checked too (lost or not)."""
     concurrency = CONCURRENCY[-1]
-    limits = httpx.Limits(max_connections=concurrency + 4)
     done_in_window = 0
     sent = 0
     errors = 0
-    async with httpx.AsyncClient(base_url=url, limits=limits) as client:
+    async with contextlib.AsyncExitStack() as stack:
+        clients = [await stack.enter_async_context(client_for(url, i)) for i in range(concurrency)]
         start = time.perf_counter()
         end = start + window
 
         async def loop(i: int) -> None:
+            client = clients[i]
             nonlocal done_in_window, sent, errors
             k = i
             while time.perf_counter() < end:
