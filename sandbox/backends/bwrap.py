@@ -57,6 +57,7 @@ class BwrapSandbox:
         host_uid_base: int = 200_000,
         use_cgroup: bool = True,
         cgroup_parent: Path | None = None,
+        tree_base: Path | None = None,
     ) -> None:
         self.runtime = discover(python)
         self.bwrap = shutil.which(bwrap) or bwrap
@@ -72,7 +73,7 @@ class BwrapSandbox:
         self._tree: runtree.RuntimeTree | None = None
         self.tree_error = ""
         try:
-            self._tree = runtree.ensure(self.runtime)
+            self._tree = runtree.ensure(self.runtime, tree_base)
         except runtree.RuntimeTreeError as exc:
             self.tree_error = str(exc)
             log.error("no sandbox run can start: %s", exc)

@@ -86,10 +86,12 @@ def library_dirs() -> list[str]:
 
 
 @lru_cache
-def ensure(rt: PythonRuntime) -> RuntimeTree:
-    """This runtime's tree, built if no process made it yet; held (shared lock) until exit."""
+def ensure(rt: PythonRuntime, base: Path | None = None) -> RuntimeTree:
+    """This runtime's tree under ``base`` (by default /run/tensorjudge as root, /dev/shm
+    otherwise), built if no process made it yet; held (shared lock) until this process exits."""
     root = os.geteuid() == 0
-    base = ROOT_BASE if root else Path(f"/dev/shm/tensorjudge-{os.geteuid()}")
+    if base is None:
+        base = ROOT_BASE if root else Path(f"/dev/shm/tensorjudge-{os.geteuid()}")
     try:
         base.mkdir(mode=0o755, parents=True, exist_ok=True)
         os.chmod(base, 0o755)  # the runs' unprivileged uids pass through it

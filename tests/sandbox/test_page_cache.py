@@ -4,14 +4,21 @@ sandboxes on every backend: a view probe, and a sender and a receiver run one af
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 import secrets
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
+from sandbox.backends import runtree
+from sandbox.backends.bwrap import BwrapSandbox
 from sandbox.protocol import Sandbox
-from tests.sandbox.helpers import FAST, assert_grader_still_works, run
+from tests.sandbox.helpers import FAST, IDENTITY, assert_grader_still_works, run
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -264,3 +271,61 @@ def test_a_run_sees_only_the_in_memory_runtime(sandbox: Sandbox) -> None:
         assert not any(lib.startswith(unused) for lib in seen["libs"]), (unused, seen["libs"])
     assert len(seen["libs"]) < 100, seen["libs"]
     assert_grader_still_works(sandbox)
+
+
+def test_without_its_runtime_tree_no_run_starts(tmp_path: Path) -> None:
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    sandbox = BwrapSandbox(tree_base=blocked / "trees")  # cannot be made: never the host's disk
+    result = run(sandbox, IDENTITY)
+    assert result.status == "internal_error"
+    assert "runtime tree" in result.message, result.message
+
+
+def test_grader_processes_share_one_tree(bwrap_sandbox: BwrapSandbox) -> None:
+    tree = bwrap_sandbox.tree()
+    before = os.stat(tree.path)
+    assert run(bwrap_sandbox, IDENTITY).status == "ok"
+    again = subprocess.run(
+        [sys.executable, "-c", SHARED],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    path, seconds = again.stdout.split()
+    assert (path, float(seconds)) == (str(tree.path), 0.0)  # found, not rebuilt
+    after = os.stat(tree.path)
+    assert (after.st_dev, after.st_ino, after.st_ctime_ns) == (
+        before.st_dev,
+        before.st_ino,
+        before.st_ctime_ns,
+    )
+    if os.geteuid() == 0:
+        assert os.statvfs(tree.path).f_flag & os.ST_RDONLY  # its own read-only tmpfs
+        mounts = Path("/proc/self/mountinfo").read_text().splitlines()
+        line = next(m for m in mounts if m.split()[4] == str(tree.path))
+        assert " - tmpfs " in line and "noswap" in line, line
+
+
+SHARED = """
+from sandbox.backends import runtree
+from sandbox.backends.runtime import discover
+tree = runtree.ensure(discover())
+print(tree.path, tree.build_seconds)
+"""
+
+
+def test_trees_no_process_holds_are_removed(tmp_path: Path) -> None:
+    for key in ("held", "unused", "half-built"):
+        (tmp_path / key).mkdir()
+        (tmp_path / key / "python3").write_text("")
+    for key in ("held", "unused"):
+        (tmp_path / f"{key}.lock").write_text("")
+    holder = os.open(tmp_path / "held.lock", os.O_RDONLY)
+    try:
+        fcntl.flock(holder, fcntl.LOCK_SH)  # as a live grader process does
+        runtree._remove_unused(tmp_path, "mine", root=False)
+    finally:
+        os.close(holder)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["held", "held.lock"]
