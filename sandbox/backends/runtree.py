@@ -162,7 +162,8 @@ def _walk(top: Path, dest: str, skip: Callable[[str], bool]) -> Iterator[tuple[s
         rel_dir = "" if rel_dir == "." else rel_dir + "/"
         dirnames[:] = sorted(d for d in dirnames if not skip(rel_dir + d))
         for name in sorted(filenames):
-            if not skip(rel_dir + name):
+            # Bytecode for -O and -OO: the runner never runs optimized (28 MB of the stdlib's).
+            if not skip(rel_dir + name) and not name.endswith((".opt-1.pyc", ".opt-2.pyc")):
                 yield f"{dest}/{rel_dir}{name}", Path(dirpath) / name
 
 
