@@ -226,8 +226,13 @@ def _populate(rt: PythonRuntime, tree: Path) -> None:
     _mkdirs(tree, str(rt.stdlib / "site-packages"))  # the interpreter's own packages: none
     for link, target in _top_symlinks():
         os.symlink(target, tree / link.lstrip("/"))
+    # Already in the tree, found through their RPATH: libpython, numpy.libs.
+    own = {os.path.realpath(p) for p in (rt.prefix / "lib").glob("libpython3*.so*")}
+    own_dirs = tuple(os.path.realpath(p) + "/" for p in (rt.numpy_dir, rt.numpy_libs) if p)
     for lib in sorted(set(_dependencies(elves)) | set(_dlopened())):
-        _copy_library(lib, tree)
+        real = os.path.realpath(lib)
+        if real not in own and not real.startswith(own_dirs):
+            _copy_library(lib, tree)
 
 
 def _copy(src: Path, tree: Path, dest: str) -> None:
@@ -291,12 +296,12 @@ def _dlopened() -> Iterator[str]:
 
 
 def _copy_library(path: str, tree: Path) -> None:
-    """A host library at its canonical directory in the tree (its symlinks kept as symlinks),
-    unless it is a runtime file the tree already has."""
+    """A host library at its canonical directory in the tree (its symlinks kept as symlinks)."""
     directory = os.path.realpath(os.path.dirname(path))
     host = f"{directory}/{os.path.basename(path)}"
     if not any(host.startswith(d + "/") for d in map(os.path.realpath, library_dirs())):
-        return  # numpy.libs and libpython: copied with the runtime, found through their RPATH
+        # Found through the host's loader cache (e.g. /usr/local/lib): a run has no cache.
+        raise RuntimeTreeError(f"{path} is outside the loader's default directories")
     target = tree / host.lstrip("/")
     if os.path.lexists(target):
         return
