@@ -18,13 +18,11 @@ import os
 import resource
 import secrets
 import shutil
-import sysconfig
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
 from sandbox import seccomp
-from sandbox.backends import cgroup, proctree, unprivileged
+from sandbox.backends import cgroup, proctree, runtree, unprivileged
 from sandbox.backends.common import (
     LAUNCHER_TASKS,
     CpuBudget,
@@ -37,20 +35,14 @@ from sandbox.backends.common import (
     launch,
     rlimits,
 )
-from sandbox.backends.runtime import (
-    INSIDE_MOUNT,
-    INSIDE_PACKAGE,
-    PythonRuntime,
-    discover,
-    entry_command,
-)
+from sandbox.backends.runtime import discover, entry_command
+from sandbox.backends.runtree import SITE
 from sandbox.inside.zygote import SANDBOX_UID
 from sandbox.protocol import Limits, RunRequest, RunResult
 from sandbox.wire import encode_job, stream_cap
 
 log = logging.getLogger(__name__)
 
-SITE = "/sandbox/site-packages"
 # Memory for the launcher, bwrap's init and the supervisor on top of the submission's limit.
 CGROUP_OVERHEAD_MB = 64
 
@@ -65,6 +57,7 @@ class BwrapSandbox:
         host_uid_base: int = 200_000,
         use_cgroup: bool = True,
         cgroup_parent: Path | None = None,
+        tree_base: Path | None = None,
     ) -> None:
         self.runtime = discover(python)
         self.bwrap = shutil.which(bwrap) or bwrap
@@ -72,21 +65,31 @@ class BwrapSandbox:
         self.cgroup_parent = cgroup_parent
         self.switch_uid = os.geteuid() == 0
         self.host_uid_base = host_uid_base
-        # Where runs take their host uids (as root), and the mount namespace that lets those
-        # uids reach the runtime (only where its directories shut other users out).
+        # Where runs take their host uids (as root): each reaches the runtime tree, which is
+        # world-readable.
         self.host_uids = unprivileged.HostUids(host_uid_base) if self.switch_uid else None
-        self.view: unprivileged.RuntimeView | None = None
-        if self.switch_uid and not unprivileged.reachable_by_others(bound_paths(self.runtime)):
-            self.view = unprivileged.RuntimeView.create(bound_paths(self.runtime))
+        # Made (or found) now, so the first run does not wait for it. Without it no run starts:
+        # a run never falls back to the host's disk.
+        self._tree: runtree.RuntimeTree | None = None
+        self.tree_error = ""
+        try:
+            self._tree = runtree.ensure(self.runtime, tree_base)
+        except runtree.RuntimeTreeError as exc:
+            self.tree_error = str(exc)
+            log.error("no sandbox run can start: %s", exc)
         # The latest run's TENSORJUDGE_RUN value and cgroup directories, for diagnostics.
         self.last_run_id = ""
         self.last_cgroup_dirs: list[Path] = []
 
     def become_unprivileged(self, uid: int) -> None:
-        """Between fork and exec, as root: see the runtime as a run does, become ``uid``."""
-        if self.view is not None:
-            self.view.enter()
+        """Between fork and exec, as root: become ``uid``."""
         unprivileged.become(uid)
+
+    def tree(self) -> runtree.RuntimeTree:
+        """The runtime tree every sandbox of this backend has as its root."""
+        if self._tree is None:
+            raise runtree.RuntimeTreeError(self.tree_error)
+        return self._tree
 
     def command(self, limits: Limits, seccomp_fd: int, run_id: str = "") -> list[str]:
         rt = self.runtime
@@ -114,31 +117,10 @@ class BwrapSandbox:
             "--gid", str(SANDBOX_UID),
             "--hostname", "sandbox",
         ]  # fmt: skip
-        libs = sorted((rt.prefix / "lib").glob("libpython3*.so*"))
-        dests = [rt.executable, rt.stdlib, *libs, Path(SITE) / "numpy", Path(INSIDE_MOUNT)]
-        dests += [Path(dest) for _, dest in _library_binds()]
-        # bwrap would make the directories leading to them 0700, as the sandbox's own user: the
-        # fork server's runs each have another uid, and all must reach them.
-        for parent in sorted({p for dest in dests for p in dest.parents} - {Path("/")}):
-            argv += ["--perms", "0755", "--dir", str(parent)]
+        # The whole root is the runtime tree, served from memory (see runtree.py): nothing of
+        # the host's disk, so nothing whose page cache another run shares.
+        argv += ["--ro-bind", str(self.tree().path), "/"]
         argv += [
-            "--ro-bind", str(rt.executable), str(rt.executable),
-            "--ro-bind", str(rt.stdlib), str(rt.stdlib),
-        ]  # fmt: skip
-        for lib in libs:
-            argv += ["--ro-bind", str(lib), str(lib)]  # a shared build's libpython (via RPATH)
-        site = rt.stdlib / "site-packages"
-        if site.is_dir():
-            argv += ["--tmpfs", str(site)]  # the interpreter's own third-party packages: hidden
-        for src, dest in _library_binds():
-            argv += ["--ro-bind", src, dest]
-        for link, target in _library_symlinks():
-            argv += ["--symlink", target, link]
-        argv += ["--ro-bind", str(rt.numpy_dir), f"{SITE}/numpy"]
-        if rt.numpy_libs is not None:
-            argv += ["--ro-bind", str(rt.numpy_libs), f"{SITE}/numpy.libs"]
-        argv += [
-            "--ro-bind", str(INSIDE_PACKAGE), INSIDE_MOUNT,
             "--proc", "/proc",
             "--dev", "/dev",
             "--perms", "1777", "--size", str(limits.tmpfs_mb * 1024 * 1024), "--tmpfs", "/tmp",
@@ -157,6 +139,10 @@ class BwrapSandbox:
         """Launch a sandbox for ``limits``: it imports numpy and waits for one job. Every limit
         but the wall clock (which starts with the job) is in force from here on."""
         run_id = secrets.token_hex(8)
+        if self._tree is None:
+            return StartedSandbox(
+                limits=limits, run_id=run_id, cgroup=None, launched=self.tree_error
+            )
         cg = (
             cgroup.RunCgroup.create(
                 (limits.memory_mb + CGROUP_OVERHEAD_MB) * 1024 * 1024,
@@ -279,30 +265,6 @@ def _explain_launch_failure(raw: RawRun) -> RawRun:
             f"bubblewrap is not installed (apt-get install bubblewrap): {raw.launch_error}"
         )
     return raw
-
-
-def bound_paths(rt: PythonRuntime) -> list[Path]:
-    """The host paths bound into every sandbox, the fork server's zygote included."""
-    paths = [rt.executable, rt.stdlib, rt.numpy_dir, INSIDE_PACKAGE]
-    paths += sorted((rt.prefix / "lib").glob("libpython3*.so*"))
-    return paths + ([rt.numpy_libs] if rt.numpy_libs is not None else [])
-
-
-@lru_cache
-def _library_binds() -> list[tuple[str, str]]:
-    """The host's shared-library directories (libc, libm, libffi...): read-only, at their paths."""
-    multiarch = sysconfig.get_config_var("MULTIARCH") or ""
-    candidates = [f"/usr/lib/{multiarch}" if multiarch else "/usr/lib", "/usr/lib64"]
-    for top in ("/lib", "/lib64"):
-        if os.path.isdir(top) and not os.path.islink(top):
-            candidates.append(f"{top}/{multiarch}" if top == "/lib" and multiarch else top)
-    return [(p, p) for p in candidates if os.path.isdir(p)]
-
-
-@lru_cache
-def _library_symlinks() -> list[tuple[str, str]]:
-    """Merged-/usr hosts: /lib -> usr/lib and /lib64 -> usr/lib64 (the ELF interpreter's path)."""
-    return [(top, os.readlink(top)) for top in ("/lib", "/lib64") if os.path.islink(top)]
 
 
 def _nproc_beside_own_tasks(
