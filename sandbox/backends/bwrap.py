@@ -24,7 +24,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from sandbox import seccomp
-from sandbox.backends import cgroup, proctree, unprivileged
+from sandbox.backends import cgroup, procmask, proctree, unprivileged
 from sandbox.backends.common import (
     LAUNCHER_TASKS,
     CpuBudget,
@@ -88,7 +88,11 @@ class BwrapSandbox:
             self.view.enter()
         unprivileged.become(uid)
 
-    def command(self, limits: Limits, seccomp_fd: int, run_id: str = "") -> list[str]:
+    def command(
+        self, limits: Limits, seccomp_fd: int, run_id: str = "", mask_proc: bool = True
+    ) -> list[str]:
+        """The bwrap command of a run (``mask_proc``: with /proc reduced to the run's own
+        processes; the fork server's zygote keeps it whole, see zygote.py)."""
         rt = self.runtime
         argv = [
             self.bwrap,
@@ -140,6 +144,10 @@ class BwrapSandbox:
         argv += [
             "--ro-bind", str(INSIDE_PACKAGE), INSIDE_MOUNT,
             "--proc", "/proc",
+        ]  # fmt: skip
+        if mask_proc:
+            argv += procmask.bwrap_args()
+        argv += [
             "--dev", "/dev",
             "--perms", "1777", "--size", str(limits.tmpfs_mb * 1024 * 1024), "--tmpfs", "/tmp",
             "--remount-ro", "/",

@@ -82,7 +82,8 @@ def f(a, n):
 
 def test_no_global_proc_or_sys_file_reads_anything(sandbox: Sandbox) -> None:
     out = report(run(sandbox, GLOBAL_FILES, limits=ROOMY))
-    assert out["checked"], "no /proc entry was looked at"
+    # Either the entries are there and read empty, or (procfs' subset=pid) there are none.
+    assert out["checked"] or set(out["entries"]) <= {"self", "thread-self"}, out  # type: ignore[arg-type]
     assert out["readable_count"] == 0, out["readable"]
     assert out["proc_sys"] in (None, []), out["proc_sys"]
     assert out["sys"] in (None, []), out["sys"]
