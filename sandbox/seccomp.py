@@ -40,8 +40,11 @@ DENIED = (
     "flock", "inotify_init", "inotify_init1", "inotify_add_watch", "fanotify_init",
     "fanotify_mark",
     # Host-wide numbers (free and shared RAM, the host's thread count, load): a concurrent run
-    # moves them. glibc ignores the error (sysconf's physical-page counts become undefined).
+    # moves them. glibc ignores sysinfo's error (sysconf's physical-page counts become undefined).
     "sysinfo",
+    # A bound file's file system is the host's: its free blocks and inodes are host-wide numbers
+    # (no run can write to it, so they carry nothing between runs; they show the host's activity).
+    "statfs", "fstatfs", "ustat",
     # Page-cache residency of the files every run shares: evicting, prefetching or probing a
     # page of them signals to a later run. No numeric submission needs these.
     # cachestat (kernel 6.5) is known to this libseccomp (Debian 12's 2.5.4 backports the
@@ -84,13 +87,23 @@ class Rule:
     syscall: str
     errno: int = errno.EPERM
     where: tuple[tuple[int, str, int], ...] = ()
+    docker: bool = True  # also in Docker's profile
+
+
+# runc loads the profile before it closes its inherited fds, which checks with fstatfs that
+# /proc/self/fd is procfs: a container denied fstatfs cannot start.
+DOCKER_NEEDS = frozenset({"fstatfs"})
 
 
 @lru_cache
 def rules(zygote: bool = False) -> tuple[Rule, ...]:
     """The policy (``zygote``: the fork server's own, which still lets it create namespaces and
     mounts for its children)."""
-    out = [Rule(name) for name in DENIED if not (zygote and name in ZYGOTE_ALLOWED)]
+    out = [
+        Rule(name, docker=name not in DOCKER_NEEDS)
+        for name in DENIED
+        if not (zygote and name in ZYGOTE_ALLOWED)
+    ]
     out.append(Rule("ioctl", where=((1, "eq", TIOCSTI),)))
     out += [Rule("fcntl", where=((1, "eq", cmd),)) for cmd in FCNTL_DENIED]
     # Unix sockets only (multiprocessing's pipes and queues use them): no VSOCK port space shared
@@ -139,9 +152,11 @@ _DOCKER_OPS = {"eq": "SCMP_CMP_MASKED_EQ", "ne": "SCMP_CMP_NE", "has": "SCMP_CMP
 
 
 def docker_profile() -> dict[str, object]:
-    """The same policy as Docker's JSON seccomp profile."""
+    """The same policy as Docker's JSON seccomp profile (but what runc itself needs)."""
     syscalls: list[dict[str, object]] = []
     for rule in rules():
+        if not rule.docker:
+            continue
         entry: dict[str, object] = {
             "names": [rule.syscall],
             "action": "SCMP_ACT_ERRNO",

@@ -105,13 +105,28 @@ def f(a, n):
     info = ctypes.create_string_buffer(256)
     ctypes.set_errno(0)
     ret = libc.sysinfo(info)
+    sysinfo_errno = ctypes.get_errno()
+    path = os.path.dirname(np.__file__)  # bound from the host's file system on every backend
+    stat_errors = {}
+    for name, call in (("statvfs", lambda: os.statvfs(path)),
+                       ("fstatvfs", lambda: os.fstatvfs(os.open(path, os.O_RDONLY)))):
+        try:
+            call()
+            stat_errors[name] = 0
+        except OSError as exc:
+            stat_errors[name] = exc.errno
+    libc.syscall.restype = ctypes.c_long
+    ctypes.set_errno(0)
+    ustat = libc.syscall(ctypes.c_long(136), ctypes.c_long(os.stat(path).st_dev), info)
+    stat_errors["ustat"] = 0 if ustat == 0 else ctypes.get_errno()
     parent, kid = mp.get_context("fork").Pipe()
     p = mp.get_context("fork").Process(target=child, args=(kid,))
     p.start()
     got = parent.recv()
     p.join()
     print(json.dumps({
-        "sysinfo": 0 if ret == 0 else ctypes.get_errno(),
+        "sysinfo": 0 if ret == 0 else sysinfo_errno,
+        "statfs": stat_errors,
         "cpu_count": os.cpu_count(),
         "affinity": len(os.sched_getaffinity(0)),
         "phys_pages": os.sysconf("SC_PHYS_PAGES"),
@@ -122,11 +137,16 @@ def f(a, n):
 """
 
 
-def test_sysinfo_is_refused_and_numpy_multiprocessing_cpu_count_still_work(
+def test_sysinfo_and_statfs_are_refused_and_numpy_multiprocessing_cpu_count_still_work(
     sandbox: Sandbox,
 ) -> None:
     out = report(run(sandbox, LIBRARIES))
     assert out["sysinfo"] == EPERM, out
+    # The host file system's free blocks and inodes (docker's runc needs fstatfs itself).
+    refused = {"statvfs": EPERM, "fstatvfs": EPERM, "ustat": EPERM}
+    if sandbox.name == "docker":
+        refused["fstatvfs"] = 0
+    assert out["statfs"] == refused, out
     # glibc counts CPUs from /sys, then /proc/stat, then the affinity mask: the last is left.
     assert out["cpu_count"] == out["affinity"], out
     assert isinstance(out["cpu_count"], int) and out["cpu_count"] >= 1, out
