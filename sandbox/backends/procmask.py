@@ -3,11 +3,12 @@
 bwrap's ``--proc`` mounts a procfs of the run's pid namespace, but its global files (meminfo,
 vmstat, stat, loadavg, pressure/, sys/...) are the host's: numbers that move when a concurrent run
 maps memory or runs, a channel between runs. bwrap takes no mount options (procfs' ``subset=pid``
-would drop them all), so each entry is covered instead: files by an empty read-only file,
-directories by an empty read-only tmpfs. It is an allowlist, computed from the host's own /proc
-listing: pid directories, ``self`` and ``thread-self`` stay, and the links into them (``mounts``
--> self/mounts, ``net`` -> self/net: per process and per network namespace); every other entry,
-one a newer kernel adds included, is covered.
+would drop them all), so each entry is covered instead: files by /dev/null (which cannot be
+opened there), directories by an empty read-only tmpfs. It is an allowlist, computed from the
+host's own /proc listing: pid directories, ``self`` and ``thread-self`` stay, and the links into
+them (``mounts`` -> self/mounts, ``net`` -> self/net: per process and per network namespace);
+every other entry, one a newer kernel adds included, is covered. The docker backend gives the
+engine the same list.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 
 KEPT = frozenset({"self", "thread-self"})
-# What covers a global file: reads give end of file, writes fail (the bind is read-only).
+# What covers a global file: bwrap binds it nodev, so opening it fails (EACCES) either way.
 EMPTY_FILE = "/dev/null"
 
 
