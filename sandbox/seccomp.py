@@ -39,6 +39,17 @@ DENIED = (
     # instances also count against a per-user kernel quota.
     "flock", "inotify_init", "inotify_init1", "inotify_add_watch", "fanotify_init",
     "fanotify_mark",
+    # Host-wide numbers (free and shared RAM, the host's thread count, load): a concurrent run
+    # moves them. glibc ignores sysinfo's error (sysconf's physical-page counts become undefined).
+    "sysinfo",
+    # A bound file's file system is the host's: its free blocks and inodes are host-wide numbers
+    # (no run can write to it, so they carry nothing between runs; they show the host's activity).
+    "statfs", "fstatfs", "ustat",
+    # Page-cache residency of the files every run shares: evicting, prefetching or probing a
+    # page of them signals to a later run. No numeric submission needs these.
+    # cachestat (kernel 6.5) is known to this libseccomp (Debian 12's 2.5.4 backports the
+    # table); one that does not know it skips the rule, which the sandbox tests would catch.
+    "fadvise64", "readahead", "mincore", "process_madvise", "cachestat",
 )  # fmt: skip
 
 TIOCSTI = 0x5412  # push characters into the controlling terminal's input
@@ -55,6 +66,11 @@ NAMESPACE_FLAGS = (
 # F_GETFL/F_SETFL/F_DUPFD, stay allowed): F_GETLK, F_SETLK, F_SETLKW, their open-file-description
 # forms, F_SETLEASE, F_GETLEASE and F_NOTIFY (dnotify).
 FCNTL_DENIED = (5, 6, 7, 36, 37, 38, 1024, 1025, 1026)
+# madvise advice that prefetches, deactivates or evicts pages, so moves shared file pages in or
+# out of the cache: MADV_WILLNEED, MADV_COLD, MADV_PAGEOUT, MADV_POPULATE_READ/WRITE. The rest
+# (MADV_DONTNEED, MADV_FREE, MADV_HUGEPAGE...: malloc and numpy use them) stays allowed.
+MADVISE_DENIED = (3, 20, 21, 22, 23)
+RWF_NOWAIT = 0x8  # a read that fails rather than wait for the disk: a residency probe
 
 
 # What the fork server's zygote still needs to build each child's own namespaces. The zygote
@@ -71,19 +87,31 @@ class Rule:
     syscall: str
     errno: int = errno.EPERM
     where: tuple[tuple[int, str, int], ...] = ()
+    docker: bool = True  # also in Docker's profile
+
+
+# runc loads the profile before it closes its inherited fds, which checks with fstatfs that
+# /proc/self/fd is procfs: a container denied fstatfs cannot start.
+DOCKER_NEEDS = frozenset({"fstatfs"})
 
 
 @lru_cache
 def rules(zygote: bool = False) -> tuple[Rule, ...]:
     """The policy (``zygote``: the fork server's own, which still lets it create namespaces and
     mounts for its children)."""
-    out = [Rule(name) for name in DENIED if not (zygote and name in ZYGOTE_ALLOWED)]
+    out = [
+        Rule(name, docker=name not in DOCKER_NEEDS)
+        for name in DENIED
+        if not (zygote and name in ZYGOTE_ALLOWED)
+    ]
     out.append(Rule("ioctl", where=((1, "eq", TIOCSTI),)))
     out += [Rule("fcntl", where=((1, "eq", cmd),)) for cmd in FCNTL_DENIED]
     # Unix sockets only (multiprocessing's pipes and queues use them): no VSOCK port space shared
     # with the VM, no netlink, no other family the kernel might offer inside an empty netns.
     for call in ("socket", "socketpair"):
         out.append(Rule(call, errno.EAFNOSUPPORT, ((0, "ne", socket.AF_UNIX),)))
+    out += [Rule("madvise", where=((2, "eq", advice),)) for advice in MADVISE_DENIED]
+    out += [Rule(call, where=((5, "has", RWF_NOWAIT),)) for call in ("preadv2", "pwritev2")]
     if not zygote:
         out += [Rule("clone", where=((0, "has", flag),)) for flag in NAMESPACE_FLAGS]
     # clone3 passes its flags in memory a filter cannot read: ENOSYS makes libc fall back to clone.
@@ -124,9 +152,11 @@ _DOCKER_OPS = {"eq": "SCMP_CMP_MASKED_EQ", "ne": "SCMP_CMP_NE", "has": "SCMP_CMP
 
 
 def docker_profile() -> dict[str, object]:
-    """The same policy as Docker's JSON seccomp profile."""
+    """The same policy as Docker's JSON seccomp profile (but what runc itself needs)."""
     syscalls: list[dict[str, object]] = []
     for rule in rules():
+        if not rule.docker:
+            continue
         entry: dict[str, object] = {
             "names": [rule.syscall],
             "action": "SCMP_ACT_ERRNO",

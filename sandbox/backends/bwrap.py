@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sandbox import seccomp
-from sandbox.backends import cgroup, proctree, runtree, unprivileged
+from sandbox.backends import cgroup, procmask, proctree, runtree, unprivileged
 from sandbox.backends.common import (
     LAUNCHER_TASKS,
     CpuBudget,
@@ -91,7 +91,11 @@ class BwrapSandbox:
             raise runtree.RuntimeTreeError(self.tree_error)
         return self._tree
 
-    def command(self, limits: Limits, seccomp_fd: int, run_id: str = "") -> list[str]:
+    def command(
+        self, limits: Limits, seccomp_fd: int, run_id: str = "", mask_proc: bool = True
+    ) -> list[str]:
+        """The bwrap command of a run (``mask_proc``: with /proc reduced to the run's own
+        processes; the fork server's zygote keeps it whole, see zygote.py)."""
         rt = self.runtime
         argv = [
             self.bwrap,
@@ -119,9 +123,10 @@ class BwrapSandbox:
         ]  # fmt: skip
         # The whole root is the runtime tree, served from memory (see runtree.py): nothing of
         # the host's disk, so nothing whose page cache another run shares.
-        argv += ["--ro-bind", str(self.tree().path), "/"]
+        argv += ["--ro-bind", str(self.tree().path), "/", "--proc", "/proc"]
+        if mask_proc:
+            argv += procmask.bwrap_args()
         argv += [
-            "--proc", "/proc",
             "--dev", "/dev",
             "--perms", "1777", "--size", str(limits.tmpfs_mb * 1024 * 1024), "--tmpfs", "/tmp",
             "--remount-ro", "/",

@@ -31,11 +31,12 @@ from typing import Any
 
 import docker
 from docker.errors import DockerException, ImageNotFound, NotFound
+from docker.models.containers import _create_container_args
 from docker.types import LogConfig, Ulimit
 from requests.exceptions import RequestException
 
 from sandbox import seccomp
-from sandbox.backends import cgroup, unprivileged
+from sandbox.backends import cgroup, procmask, unprivileged
 from sandbox.backends.common import SANDBOX_STDERR_CAP, CpuBudget, RawRun, interpret
 from sandbox.backends.runtime import INSIDE_MOUNT, INSIDE_PACKAGE, entry_command
 from sandbox.protocol import Limits, RunRequest, RunResult
@@ -66,6 +67,12 @@ _ORPHAN_GRACE_SECONDS = 30.0
 # A grader restarted after a crash runs on without restarting its sandbox, so leftovers of the
 # crashed one are swept from time to time while runs go on, not only at start-up.
 _PRUNE_EVERY_SECONDS = 30.0
+# The engine's default masked paths, which a list of our own replaces rather than extends.
+_DOCKER_MASKED = (
+    "/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
+    "/proc/sched_debug", "/proc/scsi", "/proc/timer_list", "/proc/timer_stats",
+    "/sys/devices/virtual/powercap", "/sys/firmware",
+)  # fmt: skip
 
 
 class DockerUnavailableError(RuntimeError):
@@ -145,6 +152,25 @@ def container_options(limits: Limits) -> dict[str, Any]:
         # Output reaches us through attach only; nothing is logged to the engine's disk.
         "log_config": LogConfig(type=LogConfig.types.NONE),
     }
+
+
+def masked_paths() -> list[str]:
+    """What the engine covers in each container (an empty file over a file, an empty read-only
+    tmpfs over a directory): every top-level /proc entry but the container's processes, as the
+    bwrap backend does (``procmask``). The list is this host's /proc listing: an engine on
+    another host with a newer kernel may show entries it lacks."""
+    files, dirs = procmask.masked_entries()
+    return sorted({*_DOCKER_MASKED, *(f"/proc/{name}" for name in files + dirs)})
+
+
+def create_container(client: docker.DockerClient, image: str, **options: Any) -> Any:
+    """``client.containers.create(image, **options)`` with ``masked_paths()``, which the SDK's
+    own arguments cannot express (the engine's HostConfig.MaskedPaths, API 1.40)."""
+    args = _create_container_args(
+        {"image": image, "version": client.api._version, "command": None, **options}
+    )
+    args["host_config"]["MaskedPaths"] = masked_paths()
+    return client.containers.get(client.api.create_container(**args)["Id"])
 
 
 class DockerSandbox:
@@ -244,7 +270,8 @@ class DockerSandbox:
         started = time.monotonic()
         container = None
         try:
-            container = self.client.containers.create(
+            container = create_container(
+                self.client,
                 self.image,
                 name=f"tj-sandbox-{run_id}",
                 labels=self._labels(limits.wall_seconds + 60.0),

@@ -174,7 +174,9 @@ class ForkServerSandbox:
     def _command(
         self, control_fd: int, filter_fd: int, seccomp_fd: int, userns_fd: int | None
     ) -> list[str]:
-        argv = self.inner.command(ZYGOTE_LIMITS, seccomp_fd)
+        # Each run mounts a procfs of its own that holds only its processes (see zygote.py); the
+        # kernel lets it do so only while the zygote's own /proc is whole.
+        argv = self.inner.command(ZYGOTE_LIMITS, seccomp_fd, mask_proc=False)
         # Children create their own user namespaces (bwrap would forbid nesting them).
         argv.remove("--disable-userns")
         # The zygote keeps bwrap's reaper: its runs are in pid namespaces of their own, where

@@ -29,10 +29,11 @@ Each request becomes a child (C) that, before it reads its job or touches any su
 1. takes the run's uid (and so drops every capability), unshares fresh user, mount, pid, net,
    ipc and uts namespaces (uid 65534 inside) and forks the run's supervisor (G), pid 1 of the new
    pid namespace (C only waits for it);
-2. G mounts a fresh procfs of its pid namespace on /proc (with /proc/sys, sysrq-trigger, irq and
-   bus read-only, as bwrap leaves them) and an empty read-only /dev/pts (the zygote's devpts
-   instance would be shared by every run), sends one byte on the run socket so the host learns its
-   host pid (SCM_CREDENTIALS) and moves it into the run's cgroup, then waits for the go-ahead.
+2. G mounts a fresh procfs of its pid namespace on /proc with ``subset=pid`` (its processes,
+   ``self`` and ``thread-self``: no host-global file) and an empty read-only /dev/pts (the
+   zygote's devpts instance would be shared by every run), sends one byte on the run socket so
+   the host learns its host pid (SCM_CREDENTIALS) and moves it into the run's cgroup, then
+   waits for the go-ahead.
    The host may prime runs this far ahead of demand (spares): nothing of a submission exists yet;
 3. the go-ahead is ``G``, a 4-byte big-endian length and a JSON object ``{"rlimits": [[resource,
    soft, hard]], "tmpfs_bytes": int}``: G mounts a fresh tmpfs of that size on /tmp, drops every
@@ -65,8 +66,6 @@ MS_RDONLY = 1
 MS_NOSUID = 2
 MS_NODEV = 4
 MS_NOEXEC = 8
-MS_REMOUNT = 32
-MS_BIND = 4096
 MS_REC = 0x4000
 MNT_DETACH = 2
 PROC_COVERED = (b"sys", b"sysrq-trigger", b"irq", b"bus")
@@ -143,8 +142,7 @@ def _install_seccomp(bpf: bytes) -> None:
 def _uncover_proc() -> None:
     """Make the sandbox's /proc fully visible, so each child may mount a fresh procfs of its own
     pid namespace (the kernel allows that only where an uncovered one exists), then drop the
-    capabilities bwrap granted for this alone. What bwrap covered is covered again in every
-    child's own /proc."""
+    capabilities bwrap granted for this alone. A child's own /proc holds none of them."""
     for name in PROC_COVERED:
         _libc.umount2(b"/proc/" + name, MNT_DETACH)
     _drop_capabilities(keep=ZYGOTE_CAPS)
@@ -158,13 +156,9 @@ def _supervise(run_fd: int, err_fd: int, bpf: bytes) -> None:
     """G: pid 1 of the run's namespaces. Confines itself, then runs the job. Never returns."""
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     _mount(b"none", b"/", None, MS_REC | MS_PRIVATE, b"")
-    _mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, b"")
-    # As bwrap does: the kernel-wide knobs of /proc stay read-only (seccomp keeps them so).
-    for name in PROC_COVERED:
-        path = b"/proc/" + name
-        if os.path.exists(path):
-            _mount(path, path, None, MS_BIND | MS_REC, b"")
-            _mount(b"none", path, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_REC, b"")
+    # Only the run's own processes: none of /proc's global files (meminfo, stat, vmstat, sys/...,
+    # numbers other runs move) exists in it, so no kernel knob needs a read-only cover either.
+    _mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, b"subset=pid")
     # The zygote's /dev/pts (one devpts instance) would be every run's: a run could open another's
     # terminal. A run gets none (a read-only empty tmpfs over it; /dev/ptmx points into it).
     _mount(
