@@ -16,8 +16,9 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any, cast
 
-from sqlalchemy import Table, and_, bindparam, func, insert, or_, select, update
+from sqlalchemy import Table, and_, bindparam, func, insert, literal_column, or_, select, update
 from sqlalchemy.engine import Connection
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app.db.base import utcnow
@@ -33,6 +34,9 @@ GRADINGS = cast(Table, Grading.__table__)
 QUEUED = "queued"
 RUNNING = "running"
 DONE = "done"
+# Claims that lost a race for one client (the database refused a second running row of it)
+# try again this many times; each retry sees the winner's committed row and passes over it.
+CLAIM_RETRIES = 5
 
 
 class SubmissionRepository:
@@ -56,9 +60,11 @@ class SubmissionRepository:
         )
         return self.session.scalars(stmt).first()
 
-    def has_queued(self) -> bool:
-        stmt = select(Submission.id).where(Submission.status == QUEUED).limit(1)
-        return self.session.scalars(stmt).first() is not None
+    def next_claimable(self) -> str | None:
+        """The submission ``claim_next`` would take now, if any (a read: no write lock)."""
+        stmt = _statement(("claimable",), lambda: _fair_next(SUBMISSIONS.alias("cand")))
+        found = self._connection().execute(stmt, {"p_now": utcnow()}).scalar()
+        return None if found is None else str(found)
 
     def count_active(self) -> int:
         stmt = select(func.count()).where(Submission.status.in_((QUEUED, RUNNING)))
@@ -117,26 +123,43 @@ class SubmissionRepository:
         written.setdefault(submission_id, set()).update(kind for kind, _ in events)
 
     def claim_next(self, token: str, worker: str, lease: timedelta) -> Submission | None:
-        """Take the oldest queued submission, or None. Safe against concurrent claimers."""
+        """Take the next submission in fair order (see ``_fair_next``), or None when every
+        claimable one belongs to a client that already has one running. Safe against
+        concurrent claimers: the database itself refuses a second running row per client."""
         dialect = self.session.get_bind().dialect.name
         stmt = _statement(("claim_next", dialect), lambda: _claim_next_statement(dialect))
-        return self._claim(stmt, {}, token, worker, lease)
+        for _ in range(CLAIM_RETRIES):
+            try:
+                return self._claim(stmt, {}, token, worker, lease)
+            except IntegrityError:
+                continue  # another claimer took this client's turn first
+        return None
 
     def claim(
         self, submission_id: str, token: str, worker: str, lease: timedelta
     ) -> Submission | None:
-        """Take this submission if it is queued, or running under a lease that has expired."""
+        """Take this submission if it is queued, or running under a lease that has expired,
+        and no other submission of its client is running."""
         stmt = _statement(
             ("claim",), lambda: _claim_statement(SUBMISSIONS.c.id == bindparam("p_id"))
         )
-        return self._claim(stmt, {"p_id": submission_id}, token, worker, lease)
+        try:
+            return self._claim(stmt, {"p_id": submission_id}, token, worker, lease)
+        except IntegrityError:
+            return None  # a concurrent claim of the same client won
 
     def _claim(
         self, stmt: Any, params: dict[str, Any], token: str, worker: str, lease: timedelta
     ) -> Submission | None:
+        """Raises IntegrityError (the transaction stays usable) when a concurrent claim of the
+        same client committed first: the two passed the ``_client_idle`` check together, and
+        the unique index on running rows per client refused the later one."""
         now = utcnow()
         params |= {"p_now": now, "p_expires": now + lease, "p_token": token, "p_worker": worker}
-        row = self._connection().execute(stmt, params).one_or_none()
+        connection = self._connection()
+        # A savepoint, so the refused UPDATE does not abort the caller's transaction.
+        with connection.begin_nested():
+            row = connection.execute(stmt, params).one_or_none()
         if row is None:
             return None
         # Detached, like every row a repository hands out once its session closes.
@@ -374,23 +397,59 @@ def _admission_statement() -> Any:
     )
 
 
+# Statuses as SQL literals where the planner must match them against the partial index
+# ``uq_submissions_running_client`` (a bound parameter does not prove ``status = 'running'``).
+_RUNNING_SQL: Any = literal_column(f"'{RUNNING}'")
+_QUEUED_SQL: Any = literal_column(f"'{QUEUED}'")
+
+
+def _claimable(table: Any) -> Any:
+    """Queued, or running under a lease that expired (its worker died or hangs)."""
+    row = table.c
+    return or_(
+        row.status == _QUEUED_SQL,
+        and_(row.status == _RUNNING_SQL, row.lease_expires_at < bindparam("p_now")),
+    )
+
+
+def _client_idle(table: Any) -> Any:
+    """No other submission of this row's client is running (lease expired or not: an expired
+    one is re-queued by the sweep or re-claimed itself, in its client's turn)."""
+    other = SUBMISSIONS.alias("other")
+    busy = select(other.c.id).where(
+        other.c.client == table.c.client,
+        other.c.status == _RUNNING_SQL,
+        other.c.id != table.c.id,
+    )
+    return ~busy.exists()
+
+
+def _fair_next(cand: Any) -> Any:
+    """The submission a free worker should take: the oldest claimable one whose client has
+    nothing running, new submissions before regrades. A client's runs never overlap (its
+    receiver cannot run beside its sender), one client's flood delays another's grading by at
+    most one grading per worker, and an instructor's bulk regrade only uses idle workers."""
+    return (
+        select(cand.c.id)
+        .where(_claimable(cand), _client_idle(cand))
+        .order_by(cand.c.run > 1, cand.c.created_at, cand.c.id)
+        .limit(1)
+    )
+
+
 def _claim_next_statement(dialect: str) -> Any:
-    row = SUBMISSIONS.c
-    oldest = select(row.id).where(row.status == QUEUED).order_by(row.created_at, row.id).limit(1)
+    cand = SUBMISSIONS.alias("cand")
+    chosen = _fair_next(cand)
     if dialect == "postgresql":
-        oldest = oldest.with_for_update(skip_locked=True)
-    return _claim_statement(row.id == oldest.scalar_subquery())
+        chosen = chosen.with_for_update(skip_locked=True, of=cand)
+    return _claim_statement(SUBMISSIONS.c.id == chosen.scalar_subquery())
 
 
 def _claim_statement(which: Any) -> Any:
     row = SUBMISSIONS.c
-    claimable = or_(
-        row.status == QUEUED,
-        and_(row.status == RUNNING, row.lease_expires_at < bindparam("p_now")),
-    )
     return (
         update(SUBMISSIONS)
-        .where(which, claimable)
+        .where(which, _claimable(SUBMISSIONS), _client_idle(SUBMISSIONS))
         .values(
             status=RUNNING,
             lease_token=bindparam("p_token"),
