@@ -1,0 +1,110 @@
+"""Fair share in the embedded mode, through the real API and sandbox with two workers: one
+client's flood delays another client by about one grading, and a client's runs never overlap
+while different clients' do."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import text
+
+from app.main import create_app
+from tests.submissions.conftest import grader_settings
+from tests.support.api import wait_done
+from tests.support.codes import CORRECT
+
+URL = "/api/problems/multi-head-attention/submissions"
+
+
+def sleeper(seconds: float, n: int) -> str:
+    """Correct, after sleeping at import: a grading that holds its worker about ``seconds``."""
+    return f"import time\ntime.sleep({seconds})\n{CORRECT}\n# submission {n}\n"
+
+
+def interval(body: dict[str, Any]) -> tuple[datetime, datetime]:
+    """When the submission was running: claimed (started_at) to stored (finished_at)."""
+    return datetime.fromisoformat(body["started_at"]), datetime.fromisoformat(body["finished_at"])
+
+
+def overlapping(a: tuple[datetime, datetime], b: tuple[datetime, datetime]) -> bool:
+    return a[0] < b[1] and b[0] < a[1]
+
+
+@pytest.fixture
+def app_clients(tmp_path: Path) -> Iterator[tuple[TestClient, TestClient]]:
+    """Two clients (two addresses) of one embedded server with two grading workers."""
+    settings = grader_settings(tmp_path / "data", None, workers=2, wall_seconds=10.0)
+    with TestClient(create_app(settings), client=("10.0.0.1", 1000)) as flooder:
+        yield flooder, TestClient(flooder.app, client=("10.0.0.2", 1000))
+
+
+def submit(api: TestClient, code: str) -> str:
+    response = api.post(URL, json={"code": code})
+    assert response.status_code == 202, response.text
+    submission_id: str = response.json()["id"]
+    return submission_id
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_a_flood_delays_another_client_by_at_most_one_grading(
+    app_clients: tuple[TestClient, TestClient],
+):
+    flooder, honest = app_clients
+    flood = [submit(flooder, sleeper(1.0, n)) for n in range(12)]
+    mine = submit(honest, CORRECT)
+    result = wait_done(honest, mine, timeout=120)
+    flooded = [wait_done(flooder, sid, timeout=120) for sid in flood]
+
+    latency = (
+        datetime.fromisoformat(result["finished_at"]) - datetime.fromisoformat(result["created_at"])
+    ).total_seconds()
+    durations = [(end - start).total_seconds() for start, end in map(interval, flooded)]
+    one_flood_grading = sorted(durations)[len(durations) // 2]
+    print(
+        f"\n[fair] honest latency {latency:.2f} s beside a flood of 12 x "
+        f"{one_flood_grading:.2f} s gradings, 2 workers"
+    )
+    assert result["verdict"] == "accepted"
+    # Before fair share it waited for the whole flood: ~12 gradings / 2 workers.
+    assert latency < 1.5 * one_flood_grading, (latency, one_flood_grading)
+    finished = datetime.fromisoformat(result["finished_at"])
+    assert sum(interval(b)[1] < finished for b in flooded) <= 2, "overtaken by the flood"
+
+    # Nothing lost: the whole flood is graded, each exactly once, one at a time.
+    assert all(b["verdict"] == "accepted" and b["attempts"] == 1 for b in flooded)
+    with flooder.app.state.sessions() as session:  # type: ignore[attr-defined]
+        gradings = session.execute(
+            text("SELECT submission_id, count(*) FROM gradings GROUP BY submission_id")
+        ).all()
+    assert dict(gradings) == {sid: 1 for sid in [*flood, mine]}
+    spans = sorted(map(interval, flooded))
+    assert all(a[1] <= b[0] for a, b in itertools.pairwise(spans)), spans
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_a_clients_runs_never_overlap_while_two_clients_run_side_by_side(
+    app_clients: tuple[TestClient, TestClient],
+):
+    first, second = app_clients
+    # All of the first client's, then all of the second's: first in, first out would run the
+    # first client's two oldest together.
+    ids = {
+        "first": [submit(first, sleeper(0.7, n)) for n in range(3)],
+        "second": [submit(second, sleeper(0.7, 10 + n)) for n in range(3)],
+    }
+    spans = {
+        who: sorted(interval(wait_done(first, sid, timeout=120)) for sid in sids)
+        for who, sids in ids.items()
+    }
+    for who, own in spans.items():
+        together = [(a, b) for a, b in itertools.pairwise(own) if overlapping(a, b)]
+        assert not together, f"{who}: two runs overlapped: {together}"
+    assert any(overlapping(a, b) for a in spans["first"] for b in spans["second"]), spans
