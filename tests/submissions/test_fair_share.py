@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
-from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -16,24 +14,10 @@ from sqlalchemy import text
 
 from app.main import create_app
 from tests.submissions.conftest import grader_settings
-from tests.support.api import wait_done
-from tests.support.codes import CORRECT
+from tests.support.api import latency, overlapping, running_span, wait_done
+from tests.support.codes import CORRECT, sleeper
 
 URL = "/api/problems/multi-head-attention/submissions"
-
-
-def sleeper(seconds: float, n: int) -> str:
-    """Correct, after sleeping at import: a grading that holds its worker about ``seconds``."""
-    return f"import time\ntime.sleep({seconds})\n{CORRECT}\n# submission {n}\n"
-
-
-def interval(body: dict[str, Any]) -> tuple[datetime, datetime]:
-    """When the submission was running: claimed (started_at) to stored (finished_at)."""
-    return datetime.fromisoformat(body["started_at"]), datetime.fromisoformat(body["finished_at"])
-
-
-def overlapping(a: tuple[datetime, datetime], b: tuple[datetime, datetime]) -> bool:
-    return a[0] < b[1] and b[0] < a[1]
 
 
 @pytest.fixture
@@ -62,20 +46,18 @@ def test_a_flood_delays_another_client_by_at_most_one_grading(
     result = wait_done(honest, mine, timeout=120)
     flooded = [wait_done(flooder, sid, timeout=120) for sid in flood]
 
-    latency = (
-        datetime.fromisoformat(result["finished_at"]) - datetime.fromisoformat(result["created_at"])
-    ).total_seconds()
-    durations = [(end - start).total_seconds() for start, end in map(interval, flooded)]
+    waited = latency(result)
+    durations = [(end - start).total_seconds() for start, end in map(running_span, flooded)]
     one_flood_grading = sorted(durations)[len(durations) // 2]
     print(
-        f"\n[fair] honest latency {latency:.2f} s beside a flood of 12 x "
+        f"\n[fair] honest latency {waited:.2f} s beside a flood of 12 x "
         f"{one_flood_grading:.2f} s gradings, 2 workers"
     )
     assert result["verdict"] == "accepted"
     # Before fair share it waited for the whole flood: ~12 gradings / 2 workers.
-    assert latency < 1.5 * one_flood_grading, (latency, one_flood_grading)
-    finished = datetime.fromisoformat(result["finished_at"])
-    assert sum(interval(b)[1] < finished for b in flooded) <= 2, "overtaken by the flood"
+    assert waited < 1.5 * one_flood_grading, (waited, one_flood_grading)
+    finished = running_span(result)[1]
+    assert sum(running_span(b)[1] < finished for b in flooded) <= 2, "overtaken by the flood"
 
     # Nothing lost: the whole flood is graded, each exactly once, one at a time.
     assert all(b["verdict"] == "accepted" and b["attempts"] == 1 for b in flooded)
@@ -84,7 +66,7 @@ def test_a_flood_delays_another_client_by_at_most_one_grading(
             text("SELECT submission_id, count(*) FROM gradings GROUP BY submission_id")
         ).all()
     assert dict(gradings) == {sid: 1 for sid in [*flood, mine]}
-    spans = sorted(map(interval, flooded))
+    spans = sorted(map(running_span, flooded))
     assert all(a[1] <= b[0] for a, b in itertools.pairwise(spans)), spans
 
 
@@ -101,7 +83,7 @@ def test_a_clients_runs_never_overlap_while_two_clients_run_side_by_side(
         "second": [submit(second, sleeper(0.7, 10 + n)) for n in range(3)],
     }
     spans = {
-        who: sorted(interval(wait_done(first, sid, timeout=120)) for sid in sids)
+        who: sorted(running_span(wait_done(first, sid, timeout=120)) for sid in sids)
         for who, sids in ids.items()
     }
     for who, own in spans.items():
