@@ -62,7 +62,7 @@ class SubmissionRepository:
 
     def next_claimable(self) -> str | None:
         """The submission ``claim_next`` would take now, if any (a read: no write lock)."""
-        stmt = _statement(("claimable",), lambda: _fair_next(SUBMISSIONS.alias("cand")))
+        stmt = _statement(("claimable",), lambda: select(_fair_next(lock=False)))
         found = self._connection().execute(stmt, {"p_now": utcnow()}).scalar()
         return None if found is None else str(found)
 
@@ -405,11 +405,7 @@ _QUEUED_SQL: Any = literal_column(f"'{QUEUED}'")
 
 def _claimable(table: Any) -> Any:
     """Queued, or running under a lease that expired (its worker died or hangs)."""
-    row = table.c
-    return or_(
-        row.status == _QUEUED_SQL,
-        and_(row.status == _RUNNING_SQL, row.lease_expires_at < bindparam("p_now")),
-    )
+    return or_(table.c.status == _QUEUED_SQL, _expired(table))
 
 
 def _client_idle(table: Any) -> Any:
@@ -424,25 +420,42 @@ def _client_idle(table: Any) -> Any:
     return ~busy.exists()
 
 
-def _fair_next(cand: Any) -> Any:
-    """The submission a free worker should take: the oldest claimable one whose client has
-    nothing running, new submissions before regrades. A client's runs never overlap (its
-    receiver cannot run beside its sender), one client's flood delays another's grading by at
-    most one grading per worker, and an instructor's bulk regrade only uses idle workers."""
-    return (
-        select(cand.c.id)
-        .where(_claimable(cand), _client_idle(cand))
-        .order_by(cand.c.run > 1, cand.c.created_at, cand.c.id)
-        .limit(1)
+def _fair_next(*, lock: bool) -> Any:
+    """The submission a free worker should take, as a scalar subquery: among those whose client
+    has nothing else running, a dead worker's (lease expired), else the oldest new submission,
+    else the oldest regrade. A client's runs never overlap (its receiver cannot run beside its
+    sender), one client's flood delays another's grading by at most one grading per worker,
+    and an instructor's bulk regrade only uses workers that students leave idle.
+
+    One ordered index scan per kind, stopping at the first row that qualifies, instead of
+    sorting every queued row: a claim costs about the same with 10 or 1000 queued. ``lock``:
+    PostgreSQL's row locks, so concurrent claimers pass over each other's choice."""
+
+    def first(*conditions: Any) -> Any:
+        cand = SUBMISSIONS.alias("cand")
+        chosen = (
+            select(cand.c.id)
+            .where(*(condition(cand) for condition in conditions), _client_idle(cand))
+            .order_by(cand.c.created_at, cand.c.id)
+            .limit(1)
+        )
+        if lock:
+            chosen = chosen.with_for_update(skip_locked=True, of=cand)
+        return chosen.scalar_subquery()
+
+    return func.coalesce(
+        first(_expired),
+        first(lambda t: t.c.status == _QUEUED_SQL, lambda t: t.c.run == 1),
+        first(lambda t: t.c.status == _QUEUED_SQL, lambda t: t.c.run > 1),
     )
 
 
+def _expired(table: Any) -> Any:
+    return and_(table.c.status == _RUNNING_SQL, table.c.lease_expires_at < bindparam("p_now"))
+
+
 def _claim_next_statement(dialect: str) -> Any:
-    cand = SUBMISSIONS.alias("cand")
-    chosen = _fair_next(cand)
-    if dialect == "postgresql":
-        chosen = chosen.with_for_update(skip_locked=True, of=cand)
-    return _claim_statement(SUBMISSIONS.c.id == chosen.scalar_subquery())
+    return _claim_statement(SUBMISSIONS.c.id == _fair_next(lock=dialect == "postgresql"))
 
 
 def _claim_statement(which: Any) -> Any:
