@@ -157,8 +157,13 @@ class SubmissionRepository:
         now = utcnow()
         params |= {"p_now": now, "p_expires": now + lease, "p_token": token, "p_worker": worker}
         connection = self._connection()
-        # A savepoint, so the refused UPDATE does not abort the caller's transaction.
-        with connection.begin_nested():
+        if connection.dialect.name == "postgresql":
+            # A savepoint, so a refused UPDATE does not abort the caller's transaction.
+            with connection.begin_nested():
+                row = connection.execute(stmt, params).one_or_none()
+        else:
+            # SQLite undoes just the refused statement and keeps the transaction; and through
+            # pysqlite, releasing a savepoint that opened the transaction would commit it.
             row = connection.execute(stmt, params).one_or_none()
         if row is None:
             return None

@@ -90,6 +90,18 @@ def test_the_database_refuses_a_second_running_row_of_one_client(
             session.commit()
 
 
+def test_a_claim_is_part_of_its_callers_transaction(sessions: sessionmaker[Session]):
+    # The claim and its "running" event commit together, or neither does.
+    (submission_id,) = add_queued(sessions, 1)
+    with sessions() as session:
+        assert SubmissionRepository(session).claim_next("t", "w", LEASE) is not None
+        session.rollback()
+    with sessions() as session:
+        repo = SubmissionRepository(session)
+        assert repo.get(submission_id).status == "queued"  # type: ignore[union-attr]
+        assert [e.kind for e in repo.events_after(submission_id, 0)] == ["status"]
+
+
 def test_regrades_wait_behind_new_submissions(sessions: sessionmaker[Session]):
     old, other, new = add_queued(sessions, 3, clients=["a", "b", "c"])
     for submission_id in (old, other):
