@@ -52,6 +52,9 @@ class Submission(Base):
     lease_token: Mapped[str | None] = mapped_column(String(36), default=None)
     lease_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
     worker: Mapped[str | None] = mapped_column(String(200), default=None)
+    # Its client's round in the fair queue (see SubmissionRepository.add): a free worker takes
+    # the lowest round first, so backlogged clients take turns.
+    turn: Mapped[int] = mapped_column(BigInteger, default=0, server_default=text("0"))
     # Last time a job for this row was handed to the broker (celery mode); NULL: not yet.
     enqueued_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
 
@@ -67,6 +70,7 @@ class Submission(Base):
     __table_args__ = (
         UniqueConstraint("client", "idempotency_key", name="uq_submissions_client_idem"),
         Index("ix_submissions_status_created", "status", "created_at"),
+        Index("ix_submissions_status_turn", "status", "turn", "created_at"),
         Index("ix_submissions_client_created", "client", "created_at"),
         # The database itself refuses a second running submission of one client, whatever
         # races the claimers run (see SubmissionRepository.claim_next).

@@ -16,7 +16,18 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any, cast
 
-from sqlalchemy import Table, and_, bindparam, func, insert, literal_column, or_, select, update
+from sqlalchemy import (
+    Table,
+    and_,
+    bindparam,
+    case,
+    func,
+    insert,
+    literal_column,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
@@ -102,9 +113,21 @@ class SubmissionRepository:
     # -- writes (the caller commits) -----------------------------------------------------------
 
     def add(self, submission: Submission) -> None:
-        """Insert a new submission (left out of the session: callers only read it back)."""
+        """Insert a new submission (left out of the session: callers only read it back).
+
+        Its ``turn`` (start-time fair queueing, one grading per round): one round after its
+        client's latest queued or running submission, and no earlier than the round being
+        graded now. So a client's flood takes consecutive rounds, other clients' backlogs
+        interleave with it, and a client with nothing pending joins the current round: it is
+        served after at most one grading per client already in that round, not after floods.
+        Concurrent inserts may share a round; creation order breaks the tie."""
+        connection = self._connection()
+        turn = connection.execute(
+            _statement(("turn",), _turn_statement), {"p_client": submission.client}
+        ).scalar_one()
+        submission.turn = int(turn)
         stmt = _statement(("insert", "submissions"), lambda: insert(SUBMISSIONS))
-        self._connection().execute(stmt, [_insert_values(submission)])
+        connection.execute(stmt, [_insert_values(submission)])
         self.add_event(submission.id, "status", {"status": QUEUED})
 
     def add_event(self, submission_id: str, kind: str, data: dict[str, Any]) -> None:
@@ -436,12 +459,13 @@ def _fair_next(*, lock: bool) -> Any:
     sorting every queued row: a claim costs about the same with 10 or 1000 queued. ``lock``:
     PostgreSQL's row locks, so concurrent claimers pass over each other's choice."""
 
-    def first(*conditions: Any) -> Any:
+    def first(*conditions: Any, by_turn: bool = False) -> Any:
         cand = SUBMISSIONS.alias("cand")
+        order = (cand.c.turn,) if by_turn else ()
         chosen = (
             select(cand.c.id)
             .where(*(condition(cand) for condition in conditions), _client_idle(cand))
-            .order_by(cand.c.created_at, cand.c.id)
+            .order_by(*order, cand.c.created_at, cand.c.id)
             .limit(1)
         )
         if lock:
@@ -450,9 +474,22 @@ def _fair_next(*, lock: bool) -> Any:
 
     return func.coalesce(
         first(_expired),
-        first(lambda t: t.c.status == _QUEUED_SQL, lambda t: t.c.run == 1),
+        first(lambda t: t.c.status == _QUEUED_SQL, lambda t: t.c.run == 1, by_turn=True),
         first(lambda t: t.c.status == _QUEUED_SQL, lambda t: t.c.run > 1),
     )
+
+
+def _turn_statement() -> Any:
+    """A new submission's round (see ``SubmissionRepository.add``)."""
+    row = SUBMISSIONS.c
+    graded_now = select(func.max(row.turn)).where(row.status == _RUNNING_SQL)
+    next_up = select(func.min(row.turn)).where(row.status == _QUEUED_SQL)
+    current = func.coalesce(graded_now.scalar_subquery(), next_up.scalar_subquery(), 0)
+    own = select(func.max(row.turn) + 1).where(
+        row.client == bindparam("p_client"), row.status.in_((QUEUED, RUNNING))
+    )
+    following = func.coalesce(own.scalar_subquery(), 0)
+    return select(case((following > current, following), else_=current))
 
 
 def _expired(table: Any) -> Any:

@@ -17,6 +17,7 @@ from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.db.base import utcnow
 from app.db.engine import make_engine, make_sessionmaker
 from app.db.migrate import alembic_config, upgrade
 from app.submissions.models import Submission
@@ -64,6 +65,50 @@ def test_a_client_with_a_running_submission_waits_for_its_turn(sessions: session
     assert claim_next(sessions, "t5") is None
     with sessions() as session:
         assert SubmissionRepository(session).get(a3).status == "queued"  # type: ignore[union-attr]
+
+
+def test_backlogged_clients_take_turns_and_a_newcomer_is_served_next(
+    sessions: sessionmaker[Session],
+):
+    # One worker: two clients flood, then a third sends one. Each worker that frees up serves
+    # the client whose turn it is, not the oldest submission: round robin between backlogs,
+    # and the newcomer waits for one grading per backlogged client at most, not their floods.
+    ids = add_queued(sessions, 7, clients=["a", "a", "a", "b", "b", "b", "d"])
+    a1, a2, a3, b1, b2, b3, d1 = ids
+    order = []
+    for n in range(len(ids)):
+        got = claim_next(sessions, f"t{n}")
+        assert got is not None
+        order.append(got.id)
+        finish(sessions, got, f"t{n}")
+    assert order == [a1, b1, d1, a2, b2, a3, b3]
+
+
+def test_a_client_back_from_idle_is_not_charged_for_its_past_flood(
+    sessions: sessionmaker[Session],
+):
+    ids = add_queued(sessions, 4, clients=["a", "a", "a", "a"])
+    for n in range(len(ids)):
+        got = claim_next(sessions, f"t{n}")
+        assert got is not None
+        finish(sessions, got, f"t{n}")
+    with sessions() as session:
+        repo = SubmissionRepository(session)
+        for submission_id, client in (("b-1", "b"), ("b-2", "b"), ("a-5", "a")):
+            repo.add(
+                Submission(
+                    id=submission_id, problem_id="p", code="x = 1", code_sha256="-",
+                    client=client, request_sha256="-",
+                )
+            )  # fmt: skip
+        session.commit()
+    order = []
+    for n in range(3):
+        got = claim_next(sessions, f"u{n}")
+        assert got is not None
+        order.append(got.id)
+        finish(sessions, got, f"u{n}")
+    assert order == ["b-1", "a-5", "b-2"]
 
 
 def test_a_claim_by_id_respects_the_client_rule(sessions: sessionmaker[Session]):
@@ -205,12 +250,27 @@ def test_the_migration_puts_back_all_but_one_running_row_per_client(
     engine = make_engine(grader_settings(tmp_path / "data", url))
     with engine.begin() as conn:
         command.upgrade(alembic_config(conn), "0002_instructors")
-    sessions = make_sessionmaker(engine)
-    a1, a2, b1 = add_queued(sessions, 3, clients=["a", "a", "b"])
-    with engine.begin() as conn:
-        conn.execute(text("UPDATE submissions SET status = 'running', lease_token = 'x'"))
+    a1, a2, b1 = "sub-a1", "sub-a2", "sub-b1"
+    with engine.begin() as conn:  # rows as the previous revision wrote them
+        for submission_id, client in ((a1, "a"), (a2, "a"), (b1, "b")):
+            conn.execute(
+                text(
+                    "INSERT INTO submissions (id, problem_id, mode, code, code_sha256, client, "
+                    "request_sha256, status, attempts, run, lease_token, created_at) VALUES "
+                    "(:id, 'p', 'submit', 'x = 1', '-', :client, '-', 'running', 1, 1, 'x', "
+                    ":now)"
+                ),
+                {"id": submission_id, "client": client, "now": utcnow()},
+            )
     upgrade(engine)
     with engine.connect() as conn:
         rows = {r.id: r.status for r in conn.execute(text("SELECT id, status FROM submissions"))}
     assert rows == {a1: "running", a2: "queued", b1: "running"}
+    sessions = make_sessionmaker(engine)
+    with sessions() as session:  # and they are claimed in the new order like any other
+        assert SubmissionRepository(session).claim(a2, "t", "w", LEASE) is None
+        assert SubmissionRepository(session).requeue_running(expired_only=False)
+        session.commit()
+    got = claim_next(sessions)
+    assert got is not None and got.id == a1 and got.turn == 0
     engine.dispose()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -20,12 +21,19 @@ from tests.support.codes import CORRECT, sleeper
 URL = "/api/problems/multi-head-attention/submissions"
 
 
-@pytest.fixture
-def app_clients(tmp_path: Path) -> Iterator[tuple[TestClient, TestClient]]:
-    """Two clients (two addresses) of one embedded server with two grading workers."""
-    settings = grader_settings(tmp_path / "data", None, workers=2, wall_seconds=10.0)
+@contextmanager
+def two_clients(tmp_path: Path, workers: int) -> Iterator[tuple[TestClient, TestClient]]:
+    """Two clients (two addresses) of one embedded server."""
+    settings = grader_settings(tmp_path / "data", None, workers=workers, wall_seconds=10.0)
     with TestClient(create_app(settings), client=("10.0.0.1", 1000)) as flooder:
         yield flooder, TestClient(flooder.app, client=("10.0.0.2", 1000))
+
+
+@pytest.fixture
+def app_clients(tmp_path: Path) -> Iterator[tuple[TestClient, TestClient]]:
+    """Two clients of one embedded server with two grading workers."""
+    with two_clients(tmp_path, workers=2) as clients:
+        yield clients
 
 
 def submit(api: TestClient, code: str) -> str:
@@ -92,3 +100,29 @@ def test_a_clients_runs_never_overlap_while_two_clients_run_side_by_side(
         together = [(a, b) for a, b in itertools.pairwise(own) if overlapping(a, b)]
         assert not together, f"{who}: two runs overlapped: {together}"
     assert any(overlapping(a, b) for a in spans["first"] for b in spans["second"]), spans
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_with_one_worker_a_newcomer_waits_for_one_flood_grading_not_the_flood(tmp_path: Path):
+    # No idle worker to spare: the newcomer is served in the round being graded, so it waits
+    # for the flood's running grading and no more.
+    with two_clients(tmp_path, workers=1) as (flooder, honest):
+        flood = [submit(flooder, sleeper(1.0, n)) for n in range(6)]
+        result = wait_done(honest, submit(honest, CORRECT), timeout=120)
+        flooded = [wait_done(flooder, sid, timeout=120) for sid in flood]
+    waited = latency(result)
+    started, finished = running_span(result)
+    own = (finished - started).total_seconds()
+    spans = sorted(map(running_span, flooded))
+    first = (spans[0][1] - spans[0][0]).total_seconds()
+    print(
+        f"\n[fair 1 worker] honest latency {waited:.2f} s (its own grading {own:.2f} s) "
+        f"beside a flood of 6 gradings of ~1 s (the first, running when it came: {first:.2f} s)"
+    )
+    assert result["verdict"] == "accepted"
+    assert sum(end <= finished for _, end in spans) == 1, "served right after the first"
+    # Taken as soon as that one ended; before fair queueing it waited for all six.
+    assert (started - spans[0][1]).total_seconds() < 0.5, (started, spans[0])
+    assert waited < first + own + 0.5, (waited, first, own)
+    assert all(b["verdict"] == "accepted" for b in flooded)
