@@ -450,14 +450,20 @@ def _client_idle(table: Any) -> Any:
 
 def _fair_next(*, lock: bool) -> Any:
     """The submission a free worker should take, as a scalar subquery: among those whose client
-    has nothing else running, a dead worker's (lease expired), else the oldest new submission,
-    else the oldest regrade. A client's runs never overlap (its receiver cannot run beside its
-    sender), one client's flood delays another's grading by at most one grading per worker,
-    and an instructor's bulk regrade only uses workers that students leave idle.
+    has nothing else running, a dead worker's (lease expired), else the new submission of the
+    lowest round (``turn``, see ``add``; oldest first within a round), else the oldest regrade.
+    A client's runs never overlap (its receiver cannot run beside its sender), backlogged
+    clients take turns, so one client's flood delays another by about one of its gradings, and
+    an instructor's bulk regrade only uses workers that students leave idle.
 
     One ordered index scan per kind, stopping at the first row that qualifies, instead of
-    sorting every queued row: a claim costs about the same with 10 or 1000 queued. ``lock``:
-    PostgreSQL's row locks, so concurrent claimers pass over each other's choice."""
+    sorting every queued row: a claim costs about the same with 10 or 1000 queued.
+
+    ``lock``: PostgreSQL locks the chosen row, waiting for a transaction that holds it. Not
+    SKIP LOCKED: a job is a worker's turn, not an order for one row, so a row passed over
+    because the API was just noting that its job was sent would wait for the sweep. A claimer
+    that waited for another's choice re-checks it and scans on; should it then pick a second
+    row of the same client, the unique index refuses it and ``claim_next`` tries again."""
 
     def first(*conditions: Any, by_turn: bool = False) -> Any:
         cand = SUBMISSIONS.alias("cand")
@@ -469,7 +475,7 @@ def _fair_next(*, lock: bool) -> Any:
             .limit(1)
         )
         if lock:
-            chosen = chosen.with_for_update(skip_locked=True, of=cand)
+            chosen = chosen.with_for_update(of=cand)
         return chosen.scalar_subquery()
 
     return func.coalesce(

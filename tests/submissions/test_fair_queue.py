@@ -121,6 +121,24 @@ def test_a_claim_by_id_respects_the_client_rule(sessions: sessionmaker[Session])
         session.commit()
 
 
+def test_a_claim_waits_for_a_brief_write_to_its_row_instead_of_passing_it_over(
+    sessions: sessionmaker[Session],
+):
+    # The API notes that a submission's job was sent (an UPDATE of the row) while a worker
+    # runs that job: the worker must take the row once that write commits, not skip it and
+    # leave it to the sweep (a job is a turn, not an order for that row).
+    (submission_id,) = add_queued(sessions, 1)
+    got: list[Submission | None] = []
+    with sessions() as writer:
+        SubmissionRepository(writer).mark_enqueued(submission_id)
+        claimer = threading.Thread(target=lambda: got.append(claim_next(sessions)))
+        claimer.start()
+        time.sleep(0.3)
+        writer.commit()
+    claimer.join(10)
+    assert len(got) == 1 and got[0] is not None and got[0].id == submission_id
+
+
 def test_the_database_refuses_a_second_running_row_of_one_client(
     sessions: sessionmaker[Session],
 ):
