@@ -5,7 +5,9 @@ a running row through ``lease_token``; results are only written by the holder of
 token, so a job that is redelivered, or a worker that lost its lease, can never write twice.
 ``gradings`` keeps one row per finished grading run (unique per ``(submission_id, run)``):
 ``run`` is bumped by a regrade, and the database itself refuses a second result for a run.
-``submission_events`` is the append-only log that the SSE endpoint streams, across processes.
+At most one row per ``client`` is ``running`` (a partial unique index): one client's runs never
+overlap. ``submission_events`` is the append-only log that the SSE endpoint streams, across
+processes.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    text,
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -49,6 +52,9 @@ class Submission(Base):
     lease_token: Mapped[str | None] = mapped_column(String(36), default=None)
     lease_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
     worker: Mapped[str | None] = mapped_column(String(200), default=None)
+    # Its client's round in the fair queue (see SubmissionRepository.add): a free worker takes
+    # the lowest round first, so backlogged clients take turns.
+    turn: Mapped[int] = mapped_column(BigInteger, default=0, server_default=text("0"))
     # Last time a job for this row was handed to the broker (celery mode); NULL: not yet.
     enqueued_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
 
@@ -64,7 +70,17 @@ class Submission(Base):
     __table_args__ = (
         UniqueConstraint("client", "idempotency_key", name="uq_submissions_client_idem"),
         Index("ix_submissions_status_created", "status", "created_at"),
+        Index("ix_submissions_status_turn", "status", "turn", "created_at"),
         Index("ix_submissions_client_created", "client", "created_at"),
+        # The database itself refuses a second running submission of one client, whatever
+        # races the claimers run (see SubmissionRepository.claim_next).
+        Index(
+            "uq_submissions_running_client",
+            "client",
+            unique=True,
+            sqlite_where=text("status = 'running'"),
+            postgresql_where=text("status = 'running'"),
+        ),
     )
 
 

@@ -6,6 +6,12 @@ killed mid-grade leaves it unacknowledged and Redis hands it out again after
 ``visibility_timeout``. Grading is idempotent on top of that: a job only grades a submission it
 can claim (queued, or running under an expired lease), and the result is stored only under the
 claim's lease token, so a redelivered or duplicated job never grades or stores twice.
+
+A job is a turn of a worker, not an order to grade one submission: it grades the next
+submission in fair order (at most one running per client), whichever that is, or nothing when
+every client with queued work already has one running. The worker that finishes a grading then
+publishes one more job if a submission became claimable (its client's next one), so the jobs
+that found nothing lose no submission.
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.core.config import Settings
 from app.submissions.repository import SubmissionRepository
-from app.worker.grader import GradingContext, claim_and_grade
+from app.worker.grader import GradingContext, claim_next_and_grade, next_claimable
 
 log = logging.getLogger(__name__)
 
@@ -28,6 +34,7 @@ QUEUE_NAME = "tensorjudge"
 
 # Set in worker processes by ``run_worker`` before Celery starts consuming.
 _context: GradingContext | None = None
+_celery: Celery | None = None
 
 
 def make_celery(settings: Settings) -> Celery:
@@ -56,9 +63,18 @@ def make_celery(settings: Settings) -> Celery:
 
 
 def _grade_task(submission_id: str) -> bool:
-    if _context is None:
+    """``submission_id``: the submission this job was published for; it is graded in its
+    client's turn, by this job or a later one."""
+    if _context is None or _celery is None:
         raise RuntimeError("the grading context is set up by `python -m app worker`")
-    return claim_and_grade(_context, submission_id)
+    if not claim_next_and_grade(_context):
+        return False
+    # One job per grading, not a loop in this one: a job stays short (a worker's warm shutdown
+    # waits for it) and a crash loses nothing (the job is acknowledged only after this).
+    following = next_claimable(_context)
+    if following is not None:
+        _celery.send_task(TASK_NAME, args=[following], queue=QUEUE_NAME)
+    return True
 
 
 class CeleryDispatcher:
@@ -106,6 +122,8 @@ class Sweeper:
             log.warning(
                 "re-queued %d submissions whose worker stopped: %s", len(requeued), requeued
             )
+        # Re-queued rows are among the unsent (re-queueing clears ``enqueued_at``): each gets a
+        # job now, which also gives their client's turn back to the queue.
         for submission_id in unsent:
             self._celery.send_task(TASK_NAME, args=[submission_id], queue=QUEUE_NAME)
         return unsent
@@ -120,9 +138,9 @@ class Sweeper:
 
 def run_worker(ctx: GradingContext, concurrency: int) -> None:
     """Consume grading jobs until stopped; the grading context must be ready."""
-    global _context
+    global _context, _celery
     _context = ctx
-    celery = make_celery(ctx.settings)
+    celery = _celery = make_celery(ctx.settings)
     sweeper = Sweeper(ctx, celery)
     sweeper.start()
     try:

@@ -3,7 +3,7 @@
 Threads are enough because grading happens in sandbox child processes. The queue is the
 ``submissions`` table itself, so a restart loses nothing: at start-up every ``running`` row is
 handed back to the queue (this process is the only grader of its database in this mode), and
-every ``queued`` row is picked up in creation order.
+every ``queued`` row is picked up in fair order (``SubmissionRepository.claim_next``).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import threading
 import time
 
 from app.submissions.repository import SubmissionRepository
-from app.worker.grader import GradingContext, claim_next_and_grade
+from app.worker.grader import GradingContext, claim_next_and_grade, next_claimable
 
 log = logging.getLogger(__name__)
 
@@ -79,19 +79,17 @@ class EmbeddedPool:
             try:
                 # Without a dispatch, a read first: a claim that finds nothing is still a write
                 # transaction, and would take SQLite's write lock for nothing.
-                if (dispatched or self._queued_exists()) and claim_next_and_grade(self._ctx):
-                    # Go on with the next dispatch; or at once if this row was found by reading
-                    # (a backlog from before start-up: more may be waiting).
-                    try_claim = self._woken(0) or not dispatched
-                    if try_claim:
-                        continue
+                if (dispatched or self._claimable_exists()) and claim_next_and_grade(self._ctx):
+                    # Look again at once: this grading may have freed its client's next
+                    # submission, whose own dispatch found the client busy and was used up.
+                    try_claim = self._woken(0)
+                    continue
             except Exception:
                 log.exception("embedded grader step failed")
             try_claim = self._woken(poll)
 
-    def _queued_exists(self) -> bool:
-        with self._ctx.sessions() as session:
-            return SubmissionRepository(session).has_queued()
+    def _claimable_exists(self) -> bool:
+        return next_claimable(self._ctx) is not None
 
     def _reap(self) -> None:
         """Re-queue submissions whose grading thread stopped renewing its lease (stuck)."""

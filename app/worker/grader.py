@@ -193,19 +193,9 @@ def _as_stored(
     )
 
 
-def claim_and_grade(ctx: GradingContext, submission_id: str) -> bool:
-    """Celery's job: grade ``submission_id`` unless it is done or another worker holds it."""
-    token = new_token()
-    with ctx.sessions() as session:
-        submission = SubmissionRepository(session).claim(submission_id, token, ctx.name, ctx.lease)
-        session.commit()
-    if submission is None:
-        return False
-    return grade_claimed(ctx, submission, token)
-
-
 def claim_next_and_grade(ctx: GradingContext) -> bool:
-    """The embedded pool's step: grade the oldest queued submission; False if there was none."""
+    """One grading step of either mode: grade the next submission in fair order (see
+    ``SubmissionRepository.claim_next``); False if no client with queued work was idle."""
     token = new_token()
     with ctx.sessions() as session:
         submission = SubmissionRepository(session).claim_next(token, ctx.name, ctx.lease)
@@ -214,3 +204,10 @@ def claim_next_and_grade(ctx: GradingContext) -> bool:
         return False
     grade_claimed(ctx, submission, token)
     return True
+
+
+def next_claimable(ctx: GradingContext) -> str | None:
+    """What a free worker would take now: asked after a grading, which may have freed its
+    client's next submission."""
+    with ctx.sessions() as session:
+        return SubmissionRepository(session).next_claimable()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack
 from datetime import timedelta
 from pathlib import Path
@@ -36,8 +36,12 @@ def grader_settings(data_dir: Path, database_url: str | None, **overrides: Any) 
     return Settings(**values)
 
 
-def add_queued(sessions: sessionmaker[Session], count: int) -> list[str]:
-    """``count`` queued submissions, oldest first, inserted straight into the database."""
+def add_queued(
+    sessions: sessionmaker[Session], count: int, clients: Sequence[str] | None = None
+) -> list[str]:
+    """``count`` queued submissions, oldest first, inserted straight into the database; the
+    n-th from ``clients[n]``, by default each from its own client (a client's submissions are
+    never running together)."""
     ids = [f"sub-{n:04d}" for n in range(count)]
     with sessions() as session:
         repo = SubmissionRepository(session)
@@ -49,7 +53,7 @@ def add_queued(sessions: sessionmaker[Session], count: int) -> list[str]:
                     mode="submit",
                     code=f"x = {n}",
                     code_sha256="-",
-                    client="test",
+                    client=clients[n] if clients is not None else f"test-{n}",
                     request_sha256="-",
                     status="queued",
                     attempts=0,

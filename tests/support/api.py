@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from datetime import datetime
 from typing import Any
 
 import httpx
@@ -27,3 +28,22 @@ def grade_at(api: httpx.Client, url: str, code: str) -> dict[str, Any]:
     response = api.post(f"{url}/submissions", params={"wait": 30}, json={"code": code})
     assert response.status_code in (200, 202), response.text
     return wait_done(api, response.json()["id"])
+
+
+Span = tuple[datetime, datetime]
+
+
+def running_span(body: dict[str, Any]) -> Span:
+    """When a finished submission was running: claimed (``started_at``) to stored
+    (``finished_at``); its sandbox run lies inside."""
+    return datetime.fromisoformat(body["started_at"]), datetime.fromisoformat(body["finished_at"])
+
+
+def overlapping(a: Span, b: Span) -> bool:
+    return a[0] < b[1] and b[0] < a[1]
+
+
+def latency(body: dict[str, Any]) -> float:
+    """Seconds from a finished submission's creation to its stored result."""
+    created = datetime.fromisoformat(body["created_at"])
+    return (datetime.fromisoformat(body["finished_at"]) - created).total_seconds()

@@ -35,6 +35,12 @@ def variant(kind: str, n: int) -> str:
     return CODES[kind] + f"\n# submission {n}\n"
 
 
+def sleeper(seconds: float, n: int) -> str:
+    """Correct, after sleeping at import: a grading that holds its worker about ``seconds``
+    (a distinct body per ``n``)."""
+    return f"import time\ntime.sleep({seconds})\n{CORRECT}\n# submission {n}\n"
+
+
 # Correct, but its import takes seconds: long enough to kill its worker mid-grade.
 SLOW_CORRECT = "import time\ntime.sleep(3)\n" + CORRECT
 
