@@ -2,7 +2,7 @@
 each submission's round (``turn``) among its client's, in which free workers serve clients.
 
 Revision ID: 0004_fair_queue
-Revises: 0002_instructors
+Revises: 0003_event_seq
 Create Date: 2026-12-01
 """
 
@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0004_fair_queue"
-down_revision = "0002_instructors"
+down_revision = "0003_event_seq"
 branch_labels = None
 depends_on = None
 
@@ -53,5 +53,6 @@ def upgrade() -> None:
 def downgrade() -> None:
     op.drop_index("uq_submissions_running_client", table_name="submissions")
     op.drop_index("ix_submissions_status_turn", table_name="submissions")
-    with op.batch_alter_table("submissions") as batch:
-        batch.drop_column("turn")
+    # Not a batch (copy-and-rename) on SQLite: dropping the old table would cascade to every
+    # event of every submission. SQLite drops an unindexed column in place since 3.35.
+    op.drop_column("submissions", "turn")

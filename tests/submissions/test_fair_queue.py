@@ -267,7 +267,7 @@ def test_the_migration_puts_back_all_but_one_running_row_per_client(
         url = request.getfixturevalue("postgres").create_database("tensorjudge_fair_migration")
     engine = make_engine(grader_settings(tmp_path / "data", url))
     with engine.begin() as conn:
-        command.upgrade(alembic_config(conn), "0002_instructors")
+        command.upgrade(alembic_config(conn), "0003_event_seq")
     a1, a2, b1 = "sub-a1", "sub-a2", "sub-b1"
     with engine.begin() as conn:  # rows as the previous revision wrote them
         for submission_id, client in ((a1, "a"), (a2, "a"), (b1, "b")):
