@@ -1,7 +1,8 @@
 """Host-global allocators as a channel between two concurrent runs: a sender moves a counter the
 kernel shares between all runs, a receiver reads where the counter is now.
 
-    .venv/bin/python bench/allocators.py [--sandbox fork|bwrap|docker] [--source pipe|pidfs|shmem]
+    .venv/bin/python bench/allocators.py [--sandbox fork|bwrap|docker]
+                                         [--source pipe|pidfs|shmem|cookie]
                                          [--coding manchester|value|sequential]
                                          [--bits 64] [--half 0.05] [--step 512] [--trials 3]
 
@@ -11,6 +12,8 @@ Sources (each readable without a denied call, unless the seccomp policy says oth
   host (per-CPU batches of 1024 taken from one shared counter): ``os.fstat`` of a new pipe.
 - ``pidfs``: the inode number of a pidfd (``pidfd_open``), one global 64-bit counter advanced by
   every pid the host allocates, in any pid namespace: the sender starts threads.
+- ``cookie``: a socket's cookie (``getsockopt(SO_COOKIE)``), one host-wide 64-bit counter in
+  per-CPU batches of 4096, taken the first time a socket's cookie is asked for.
 - ``shmem``: the inode number of the kernel's internal tmpfs (``memfd_create``, shared anonymous
   mappings), per-CPU batches from one counter: ``os.fstat`` of a new memfd.
 
@@ -53,6 +56,14 @@ SOURCES = {
         "def move():\n    os.close(os.memfd_create('m'))\n",
         "def read():\n    fd = os.memfd_create('r')\n    ino = os.fstat(fd).st_ino\n"
         "    os.close(fd)\n    return ino\n",
+    ),
+    "cookie": (
+        "import socket\n\n"
+        "def move():\n    with socket.socket(socket.AF_UNIX) as s:\n"
+        "        s.getsockopt(socket.SOL_SOCKET, 57, 8)\n",
+        "import socket\n\n"
+        "def read():\n    with socket.socket(socket.AF_UNIX) as s:\n"
+        "        return int.from_bytes(s.getsockopt(socket.SOL_SOCKET, 57, 8), 'little')\n",
     ),
     "pidfs": (
         "def move():\n    t = threading.Thread(target=int)\n    t.start()\n    t.join()\n",

@@ -78,6 +78,10 @@ RWF_NOWAIT = 0x8  # a read that fails rather than wait for the disk: a residency
 CLONE_PIDFD = 0x1000
 SO_PASSPIDFD = 76
 SO_PEERPIDFD = 77
+# Socket cookies come from one host-wide counter (per-CPU batches of 4096) a run moves by asking
+# many sockets for theirs; a network namespace's cookie counts the namespaces the host has made.
+SO_COOKIE = 57
+SO_NETNS_COOKIE = 71
 
 
 # What the fork server's zygote still needs to build each child's own namespaces. The zygote
@@ -123,7 +127,14 @@ def rules(zygote: bool = False) -> tuple[Rule, ...]:
         out += [Rule("clone", where=((0, "has", flag),)) for flag in NAMESPACE_FLAGS]
     out.append(Rule("pidfd_open", errno.ENOSYS))
     out.append(Rule("clone", where=((0, "has", CLONE_PIDFD),)))
-    out.append(Rule("getsockopt", where=((2, "eq", SO_PEERPIDFD),)))
+    out += [
+        Rule("getsockopt", where=((2, "eq", option),))
+        for option in (SO_PEERPIDFD, SO_COOKIE, SO_NETNS_COOKIE)
+    ]
+    # An eventfd's id (in /proc/self/fdinfo) is the lowest free in one host-wide allocator: a run
+    # holding k eventfds shifts the id a concurrent run's next eventfd gets. ENOSYS: no numeric
+    # library uses them, and a library that might falls back as on a kernel without them.
+    out += [Rule(call, errno.ENOSYS) for call in ("eventfd", "eventfd2")]
     out.append(Rule("setsockopt", where=((2, "eq", SO_PASSPIDFD),)))
     # clone3 passes its flags in memory a filter cannot read: ENOSYS makes libc fall back to clone.
     out.append(Rule("clone3", errno.ENOSYS))
