@@ -71,6 +71,17 @@ FCNTL_DENIED = (5, 6, 7, 36, 37, 38, 1024, 1025, 1026)
 # (MADV_DONTNEED, MADV_FREE, MADV_HUGEPAGE...: malloc and numpy use them) stays allowed.
 MADVISE_DENIED = (3, 20, 21, 22, 23)
 RWF_NOWAIT = 0x8  # a read that fails rather than wait for the disk: a residency probe
+# A pidfd's inode number is taken from one host-wide counter that every new pid and thread on the
+# host advances: a run that starts threads moves it, a concurrent or later run reads it with
+# fstat. Every way a run could get a pidfd is refused: pidfd_open (ENOSYS, as on a kernel without
+# it, so libraries fall back), clone's CLONE_PIDFD, SO_PEERPIDFD and SO_PASSPIDFD (SCM_PIDFD).
+CLONE_PIDFD = 0x1000
+SO_PASSPIDFD = 76
+SO_PEERPIDFD = 77
+# Socket cookies come from one host-wide counter (per-CPU batches of 4096) a run moves by asking
+# many sockets for theirs; a network namespace's cookie counts the namespaces the host has made.
+SO_COOKIE = 57
+SO_NETNS_COOKIE = 71
 
 
 # What the fork server's zygote still needs to build each child's own namespaces. The zygote
@@ -114,6 +125,17 @@ def rules(zygote: bool = False) -> tuple[Rule, ...]:
     out += [Rule(call, where=((5, "has", RWF_NOWAIT),)) for call in ("preadv2", "pwritev2")]
     if not zygote:
         out += [Rule("clone", where=((0, "has", flag),)) for flag in NAMESPACE_FLAGS]
+    out.append(Rule("pidfd_open", errno.ENOSYS))
+    out.append(Rule("clone", where=((0, "has", CLONE_PIDFD),)))
+    out += [
+        Rule("getsockopt", where=((2, "eq", option),))
+        for option in (SO_PEERPIDFD, SO_COOKIE, SO_NETNS_COOKIE)
+    ]
+    # An eventfd's id (in /proc/self/fdinfo) is the lowest free in one host-wide allocator: a run
+    # holding k eventfds shifts the id a concurrent run's next eventfd gets. ENOSYS: no numeric
+    # library uses them, and a library that might falls back as on a kernel without them.
+    out += [Rule(call, errno.ENOSYS) for call in ("eventfd", "eventfd2")]
+    out.append(Rule("setsockopt", where=((2, "eq", SO_PASSPIDFD),)))
     # clone3 passes its flags in memory a filter cannot read: ENOSYS makes libc fall back to clone.
     out.append(Rule("clone3", errno.ENOSYS))
     return tuple(out)

@@ -166,16 +166,35 @@ class Supervisor:
         self.laid = base + len(case.inputs)
 
     def pump(self, pid: int, fds: dict[int, str]) -> None:
-        pidfd = os.pidfd_open(pid)
+        # The worker's exit is learnt from SIGCHLD, not from a pidfd: runs may not open pidfds
+        # (their inode numbers come from a host-wide counter every pid advances). Its pipes may
+        # stay open in stray children, so their end-of-file does not say it is gone.
+        wake_r, wake_w = os.pipe()
+        for fd in (wake_r, wake_w):
+            os.set_blocking(fd, False)
+        previous = signal.signal(signal.SIGCHLD, lambda *_: None)
+        signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
+        try:
+            self.pump_until_exit(pid, fds, wake_r)
+        finally:
+            signal.set_wakeup_fd(-1)
+            signal.signal(signal.SIGCHLD, previous)
+            os.close(wake_r)
+            os.close(wake_w)
+
+    def pump_until_exit(self, pid: int, fds: dict[int, str], wake_r: int) -> None:
         poller = select.poll()
-        for fd in (*fds, pidfd):
+        for fd in (*fds, wake_r):
             poller.register(fd, select.POLLIN)
         open_fds = dict(fds)
-        worker_gone = False
+        # Checked once after the handler is in place: the worker may have exited before it was.
+        worker_gone = exited(pid)
         while open_fds and not worker_gone:
             for fd, _ in poller.poll():
-                if fd == pidfd:
-                    worker_gone = True
+                if fd == wake_r:
+                    with contextlib.suppress(BlockingIOError):
+                        os.read(wake_r, 4096)
+                    worker_gone = exited(pid)
                 elif fd in open_fds and not self.drain(fd, open_fds, poller, pid):
                     continue
         # The worker has exited; take what its pipes hold now, not what stray children may add.
@@ -187,7 +206,6 @@ class Supervisor:
                         break
             except BlockingIOError:
                 pass
-        os.close(pidfd)
 
     def drain(self, fd: int, open_fds: dict[int, str], poller: select.poll, pid: int) -> bool:
         try:
@@ -432,6 +450,12 @@ class Supervisor:
             },
         )
         self.out.flush()
+
+
+def exited(pid: int) -> bool:
+    """Whether the worker has exited, leaving it to be reaped (its resource usage is read then)."""
+    flags = os.WEXITED | os.WNOHANG | os.WNOWAIT
+    return os.waitid(os.P_PID, pid, flags) is not None
 
 
 def kill(pid: int) -> None:
