@@ -123,6 +123,11 @@ def ensure(rt: PythonRuntime, base: Path | None = None) -> RuntimeTree:
 def _key(rt: PythonRuntime) -> str:
     digest = hashlib.sha256(Path(__file__).read_bytes())
     for dest, src in _sources(rt):
+        # Bytecode is derived: a host process importing a module writes it (the checkout's
+        # inside/ above all), which must not make the next grader process build a second tree.
+        # A stale .pyc copied into a tree is ignored by the interpreter (it checks the source).
+        if "/__pycache__/" in dest:
+            continue
         digest.update(f"{dest}\0".encode())
         with contextlib.suppress(OSError):
             st = os.lstat(src)

@@ -13,12 +13,14 @@ import secrets
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from sandbox.backends import runtree
 from sandbox.backends.bwrap import BwrapSandbox
+from sandbox.backends.runtime import INSIDE_PACKAGE, discover
 from sandbox.protocol import Sandbox
 from tests.sandbox.helpers import FAST, IDENTITY, assert_grader_still_works, run
 
@@ -378,3 +380,22 @@ def test_the_docker_backend_makes_every_image_page_resident() -> None:
     assert _cold_pages(files) > 1000  # so the check below can fail
     DockerSandbox(image=shared.image)
     assert _cold_pages(files) == 0
+
+
+def test_bytecode_written_on_the_host_does_not_change_the_tree(tmp_path: Path) -> None:
+    """A host process importing the in-sandbox package writes its bytecode into the checkout;
+    the next grader process must find the same tree, not build a second one."""
+    rt = discover()
+    before = runtree._key(rt)
+    cache = INSIDE_PACKAGE / "__pycache__"
+    written = cache / f"tj-test-{secrets.token_hex(4)}.cpython-311.pyc"
+    cache.mkdir(exist_ok=True)
+    written.write_bytes(b"not really bytecode")
+    try:
+        assert runtree._key(rt) == before
+    finally:
+        written.unlink()
+    # A change of source does make a new tree.
+    source = tmp_path / "changed.py"
+    source.write_text("x = 1\n")
+    assert runtree._key(replace(rt, stdlib=tmp_path)) != before
