@@ -200,7 +200,12 @@ class Server:
     def __init__(self, backend: Backend, data_dir: Path) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        env = {k: v for k, v in os.environ.items() if not k.startswith("GRADER_")}
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            # The image to grade with is the operator's choice; every other setting is the bench's.
+            if not k.startswith("GRADER_") or k == "GRADER_DOCKER_IMAGE"
+        }
         env.update(
             {
                 "GRADER_DATA_DIR": str(data_dir),
