@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import secrets
 import subprocess
 import threading
 import time
@@ -252,3 +254,40 @@ def f(a, n):
     print(json.dumps(results))
     return a
 """
+
+
+def report(result: RunResult) -> dict[str, object]:
+    """The JSON object a run printed last, once it ran its one case without error."""
+    assert result.status == "ok", result.message
+    assert result.cases[0].error is None, result.cases[0].error
+    return dict(json.loads(result.stdout.strip().splitlines()[-1]))
+
+
+def side_by_side(
+    sandbox: Sandbox, codes: dict[str, str], limits: Limits = FAST, delay: float = 0.0
+) -> dict[str, RunResult]:
+    """Run every code at once (each started ``delay`` seconds after the one before), concurrently,
+    on the backend itself (no warm-up wrapper); their results by name."""
+    backend = unwrapped(sandbox)
+    results: dict[str, RunResult] = {}
+
+    def go(key: str) -> None:
+        results[key] = run(backend, codes[key], limits=limits)
+
+    threads = [threading.Thread(target=go, args=(key,)) for key in codes]
+    for i, t in enumerate(threads):
+        if i:
+            time.sleep(delay)
+        t.start()
+    for t in threads:
+        t.join()
+    return results
+
+
+def balanced_secret(n: int) -> list[int]:
+    """A random secret with as many ones as zeros: a source that never moves decodes n/2."""
+    bits = [1] * (n // 2) + [0] * (n - n // 2)
+    for i in range(n - 1, 0, -1):
+        j = secrets.randbelow(i + 1)
+        bits[i], bits[j] = bits[j], bits[i]
+    return bits

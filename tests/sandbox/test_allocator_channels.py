@@ -6,14 +6,20 @@ pidfd); the pipe and shared-memory inode counters remain, measured in docs/sandb
 from __future__ import annotations
 
 import secrets
-import threading
 import time
 
 import pytest
 
-from sandbox.protocol import RunResult, Sandbox
-from tests.sandbox.helpers import FAST, assert_grader_still_works, run, unwrapped
-from tests.sandbox.test_global_counters import balanced_secret, report
+from sandbox.protocol import Sandbox
+from tests.sandbox.helpers import (
+    FAST,
+    assert_grader_still_works,
+    balanced_secret,
+    report,
+    run,
+    side_by_side,
+    unwrapped,
+)
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -146,17 +152,7 @@ def pidfd_channel(sandbox: Sandbox) -> tuple[int, bool]:
         "sender": SENDER.format(t0=t0, bits=bits, half=HALF),
         "receiver": RECEIVER.format(t0=t0, slots=2 * BITS, half=HALF),
     }
-    backend = unwrapped(sandbox)
-    results: dict[str, RunResult] = {}
-
-    def go(key: str) -> None:
-        results[key] = run(backend, codes[key], limits=CHANNEL_LIMITS)
-
-    threads = [threading.Thread(target=go, args=(key,)) for key in codes]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    results = side_by_side(sandbox, codes, CHANNEL_LIMITS)
     sent = results["sender"]
     assert sent.status == "ok" and sent.cases[0].error is None, (sent.message, sent.cases)
     assert float(sent.stdout.split()[-1]) < 0, f"the sender started late: {sent.stdout}"
@@ -287,21 +283,6 @@ def f(a, n):
 """
 
 
-def side_by_side(sandbox: Sandbox, codes: dict[str, str]) -> dict[str, RunResult]:
-    backend = unwrapped(sandbox)
-    results: dict[str, RunResult] = {}
-
-    def go(key: str) -> None:
-        results[key] = run(backend, codes[key], limits=CHANNEL_LIMITS)
-
-    threads = [threading.Thread(target=go, args=(key,)) for key in codes]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return results
-
-
 @pytest.mark.slow
 def test_eventfd_ids_carry_nothing_between_concurrent_runs(sandbox: Sandbox) -> None:
     values = [0] * PREAMBLE + [secrets.randbelow(1 << WIDTH) for _ in range(SYMBOLS)]
@@ -312,6 +293,7 @@ def test_eventfd_ids_carry_nothing_between_concurrent_runs(sandbox: Sandbox) -> 
             "sender": EVENTFD_SENDER.format(t0=t0, values=values, slot=SLOT),
             "receiver": EVENTFD_RECEIVER.format(t0=t0, slots=len(values), slot=SLOT),
         },
+        CHANNEL_LIMITS,
     )
     sent = results["sender"]
     assert sent.status == "ok" and sent.cases[0].error is None, (sent.message, sent.cases)

@@ -5,45 +5,22 @@ from __future__ import annotations
 
 import ctypes
 import errno
-import json
-import threading
-import time
-from collections.abc import Callable
 
 import pytest
 
-from sandbox.protocol import Limits, RunResult, Sandbox
-from tests.sandbox.helpers import FAST, assert_grader_still_works, run, run_watched, unwrapped
+from sandbox.protocol import Sandbox
+from tests.sandbox.helpers import (
+    FAST,
+    assert_grader_still_works,
+    report,
+    run,
+    run_watched,
+    side_by_side,
+)
 
 pytestmark = pytest.mark.timeout(120)
 
 SIDE_BY_SIDE = FAST.model_copy(update={"wall_seconds": 8.0})
-
-
-def side_by_side(
-    sandbox: Sandbox, first: str, second: str, delay: float, limits: Limits = SIDE_BY_SIDE
-) -> tuple[RunResult, RunResult]:
-    """Run ``first``, and ``second`` ``delay`` seconds later, concurrently."""
-    backend = unwrapped(sandbox)
-    results: dict[str, RunResult] = {}
-
-    def go(key: str, code: str) -> Callable[[], None]:
-        return lambda: results.__setitem__(key, run(backend, code, limits=limits))
-
-    threads = [threading.Thread(target=go("first", first))]
-    threads[0].start()
-    time.sleep(delay)
-    threads.append(threading.Thread(target=go("second", second)))
-    threads[1].start()
-    for t in threads:
-        t.join()
-    return results["first"], results["second"]
-
-
-def report(result: RunResult) -> dict[str, object]:
-    assert result.status == "ok", result.message
-    assert result.cases[0].error is None, result.cases[0].error
-    return dict(json.loads(result.stdout.strip().splitlines()[-1]))
 
 
 TERMINAL_OWNER = """
@@ -92,7 +69,10 @@ def f(a, n):
 
 
 def test_a_run_cannot_write_into_another_run_s_terminal(sandbox: Sandbox) -> None:
-    owner, intruder = side_by_side(sandbox, TERMINAL_OWNER, TERMINAL_INTRUDER, delay=0.8)
+    runs = side_by_side(
+        sandbox, {"owner": TERMINAL_OWNER, "intruder": TERMINAL_INTRUDER}, SIDE_BY_SIDE, 0.8
+    )
+    owner, intruder = runs["owner"], runs["intruder"]
     mine, theirs = report(owner), report(intruder)
     assert "INTRUDER" not in str(mine["got"]), (mine, theirs)
     assert theirs["wrote"] == [], (mine, theirs)
@@ -154,7 +134,10 @@ DENIED = {errno.EPERM, errno.ENOSYS}
 
 
 def test_no_lock_or_lease_on_shared_files_carries_a_signal(sandbox: Sandbox) -> None:
-    holder, watcher = side_by_side(sandbox, LOCK_HOLDER, LOCK_WATCHER, delay=0.8)
+    runs = side_by_side(
+        sandbox, {"holder": LOCK_HOLDER, "watcher": LOCK_WATCHER}, SIDE_BY_SIDE, 0.8
+    )
+    holder, watcher = runs["holder"], runs["watcher"]
     taken, seen = report(holder), report(watcher)
     assert set(taken.values()) <= DENIED, taken
     assert len(taken) == 5

@@ -4,26 +4,24 @@ channel)."""
 
 from __future__ import annotations
 
-import json
-import secrets
-import threading
 import time
 
 import pytest
 
-from sandbox.protocol import Limits, RunResult, Sandbox
-from tests.sandbox.helpers import FAST, assert_grader_still_works, run, unwrapped
+from sandbox.protocol import Limits, Sandbox
+from tests.sandbox.helpers import (
+    FAST,
+    assert_grader_still_works,
+    balanced_secret,
+    report,
+    run,
+    side_by_side,
+)
 
 pytestmark = pytest.mark.timeout(180)
 
 EPERM = 1
 ROOMY = FAST.model_copy(update={"output_bytes": 256 * 1024})
-
-
-def report(result: RunResult) -> dict[str, object]:
-    assert result.status == "ok", result.message
-    assert result.cases[0].error is None, result.cases[0].error
-    return dict(json.loads(result.stdout.strip().splitlines()[-1]))
 
 
 # Reads every file under every top-level /proc entry that is not a process of the run (or a link
@@ -352,15 +350,6 @@ def decode(medians: list[float | None], bits: list[int]) -> int:
     return max(right, len(bits) - right)
 
 
-def balanced_secret(n: int) -> list[int]:
-    """A random secret with as many ones as zeros: a source that never moves decodes n/2."""
-    bits = [1] * (n // 2) + [0] * (n - n // 2)
-    for i in range(n - 1, 0, -1):
-        j = secrets.randbelow(i + 1)
-        bits[i], bits[j] = bits[j], bits[i]
-    return bits
-
-
 def memory_channel(
     sandbox: Sandbox, limits: Limits = CHANNEL_LIMITS
 ) -> tuple[dict[str, int], list[int]]:
@@ -369,20 +358,7 @@ def memory_channel(
     t0 = time.time() + 5.0  # both runs started, even cold docker containers on a busy host
     sender = SENDER.format(t0=t0, bits=bits, half=HALF, map_mb=MAP_MB, touch_mb=TOUCH_MB)
     receiver = RECEIVER.format(t0=t0, slots=2 * BITS, half=HALF)
-    backend = unwrapped(sandbox)
-    results: dict[str, RunResult] = {}
-
-    def go(key: str, code: str) -> None:
-        results[key] = run(backend, code, limits=limits)
-
-    threads = [
-        threading.Thread(target=go, args=("sender", sender)),
-        threading.Thread(target=go, args=("receiver", receiver)),
-    ]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    results = side_by_side(sandbox, {"sender": sender, "receiver": receiver}, limits)
     sent = results["sender"]
     assert sent.status == "ok" and sent.cases[0].error is None, (sent.message, sent.stderr)
     assert float(sent.stdout.split()[-1]) < 0, f"the sender started late: {sent.stdout}"
