@@ -38,12 +38,11 @@ from __future__ import annotations
 import argparse
 import itertools
 import secrets
-import threading
 import time
 
-from contention import balanced, entropy, make_sandbox, request
+from contention import SENDER, balanced, check, entropy, make_sandbox, request, run_pair
 
-from sandbox.protocol import RunResult, Sandbox
+from sandbox.protocol import Sandbox
 
 # How each source is moved by the sender and read by the receiver (one new object per read).
 SOURCES = {
@@ -72,28 +71,6 @@ SOURCES = {
         "    os.waitpid(pid, 0)\n    return ino\n",
     ),
 }
-
-SENDER = """
-import os, threading, time
-{move}
-T0 = {t0!r}
-BITS = {bits!r}
-HALF = {half!r}
-
-def f(a, n):
-    late = time.time() - T0
-    for i, bit in enumerate(BITS):
-        for half in (0, 1):
-            start = T0 + (2 * i + half) * HALF
-            end = start + HALF
-            busy = (half == 0) == (bit == 1)
-            while time.time() < start:
-                time.sleep(0.001)
-            while busy and time.time() < end:
-                move()
-    print("late", late)
-    return a
-"""
 
 RECEIVER = """
 import os, threading, time
@@ -251,36 +228,15 @@ def sequential_trial(sandbox: Sandbox, source: str, step: int, width: int) -> in
     return wrong_bits([got], [value], width)
 
 
-def check(key: str, result: RunResult) -> None:
-    if result.status != "ok" or result.cases[0].error is not None:
-        raise SystemExit(f"{key}: {result.status} {result.message} {result.cases}")
-
-
-def run_pair(sandbox: Sandbox, codes: dict[str, str]) -> dict[str, RunResult]:
-    results: dict[str, RunResult] = {}
-
-    def go(key: str) -> None:
-        results[key] = sandbox.run(request(codes[key]))
-
-    threads = [threading.Thread(target=go, args=(key,)) for key in codes]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    for key, result in results.items():
-        check(key, result)
-        late = float(result.stdout.split("\n")[0].split()[1])
-        if late > 0:
-            raise SystemExit(f"{key} started {late:.2f} s late: raise the start delay")
-    return results
-
-
 def trial(sandbox: Sandbox, source: str, n_bits: int, half: float) -> int:
     """One sender/receiver pair; how many bits the receiver got wrong."""
     bits = balanced(n_bits)
     t0 = time.time() + 4.0
     move, read = SOURCES[source]
-    sender = SENDER.format(move=move, t0=t0, bits=bits, half=half)
+    # The Manchester sender of bench/contention.py, its work one allocation.
+    sender = SENDER.format(
+        setup=f"import os, threading\n{move}", work="move()", t0=t0, bits=bits, half=half
+    )
     receiver = RECEIVER.format(read=read, t0=t0, slots=2 * n_bits, half=half)
     results = run_pair(sandbox, {"s": sender, "r": receiver})
     moved = [int(c) for c in results["r"].stdout.strip().splitlines()[-1].split()]

@@ -135,6 +135,32 @@ def balanced(n: int) -> list[int]:
     return bits
 
 
+def check(key: str, result: RunResult) -> None:
+    if result.status != "ok" or result.cases[0].error is not None:
+        raise SystemExit(f"{key}: {result.status} {result.message} {result.cases}")
+
+
+def run_pair(sandbox: Sandbox, codes: dict[str, str]) -> dict[str, RunResult]:
+    """Start every code at once; stop the bench if one failed or began after the agreed start
+    (each prints ``late <seconds>`` first)."""
+    results: dict[str, RunResult] = {}
+
+    def go(key: str) -> None:
+        results[key] = sandbox.run(request(codes[key]))
+
+    threads = [threading.Thread(target=go, args=(key,)) for key in codes]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for key, result in results.items():
+        check(key, result)
+        late = float(result.stdout.split("\n")[0].split()[1])
+        if late > 0:
+            raise SystemExit(f"{key} started {late:.2f} s late: raise the start delay")
+    return results
+
+
 def trial(sandbox: Sandbox, mode: str, n_bits: int, half: float) -> int:
     """One sender/receiver pair; how many bits the receiver got wrong."""
     bits = balanced(n_bits)
@@ -142,22 +168,7 @@ def trial(sandbox: Sandbox, mode: str, n_bits: int, half: float) -> int:
     setup, work = WORK[mode]
     sender = SENDER.format(setup=setup, t0=t0, bits=bits, half=half, work=work)
     receiver = RECEIVER.format(setup=setup, t0=t0, slots=2 * n_bits, half=half, work=work)
-    results: dict[str, RunResult] = {}
-
-    def go(key: str, code: str) -> None:
-        results[key] = sandbox.run(request(code))
-
-    threads = [threading.Thread(target=go, args=item) for item in (("s", sender), ("r", receiver))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    for key, result in results.items():
-        if result.status != "ok" or result.cases[0].error is not None:
-            raise SystemExit(f"{key}: {result.status} {result.message} {result.cases}")
-        late = float(result.stdout.split("\n")[0].split()[1])
-        if late > 0:
-            raise SystemExit(f"{key} started {late:.2f} s late: raise the start delay")
+    results = run_pair(sandbox, {"s": sender, "r": receiver})
     counts = [int(c) for c in results["r"].stdout.strip().splitlines()[-1].split()]
     decoded = [int(counts[2 * i] < counts[2 * i + 1]) for i in range(n_bits)]
     return sum(d != b for d, b in zip(decoded, bits, strict=True))
