@@ -7,7 +7,10 @@ from sqlalchemy.engine import Connection
 
 # Imported for their side effect: each registers its tables on Base.metadata, so autogenerate
 # sees every table.
+import app.assignments.models
 import app.auth.models
+import app.courses.models
+import app.gradebook.models
 import app.submissions.models
 import app.testcases.models  # noqa: F401
 from app.core.config import get_settings

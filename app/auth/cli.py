@@ -28,7 +28,7 @@ def _create(args: argparse.Namespace) -> int:
             print(f"error: {exc}", file=sys.stderr)
             return 1
         session.commit()
-    print(f"Created {row.role} token {row.id} ({row.name}). It is shown only this once:")
+    print(f"Created {args.role} token {row.id} ({row.name}). It is shown only this once:")
     print(secret)
     return 0
 
@@ -37,10 +37,10 @@ def _list(args: argparse.Namespace) -> int:
     with _sessions()() as session:
         rows = list_tokens(session)
     print(f"{'id':>4}  {'role':<10}  {'state':<7}  {'created (UTC)':<19}  name")
-    for row in rows:
+    for row, user in rows:
         state = "revoked" if row.revoked_at is not None else "active"
         created = row.created_at.strftime("%Y-%m-%d %H:%M:%S")
-        print(f"{row.id:>4}  {row.role:<10}  {state:<7}  {created:<19}  {row.name}")
+        print(f"{row.id:>4}  {user.role:<10}  {state:<7}  {created:<19}  {row.name}")
     return 0
 
 

@@ -67,7 +67,25 @@ async def require_instructor(principal: OptionalPrincipal) -> Principal:
             "Authorization",
             headers={"WWW-Authenticate": "Bearer"},
         )
+    if not principal.is_instructor:
+        raise ApiError(403, "forbidden", "this route is for instructors", "Authorization")
     return principal
 
 
 Instructor = Annotated[Principal, Depends(require_instructor)]
+
+
+async def require_user(principal: OptionalPrincipal) -> Principal:
+    """Any signed-in account (a token or, once signed in on the page, a session)."""
+    if principal is None:
+        raise ApiError(
+            401,
+            "unauthenticated",
+            "sign in first, or send a token: Authorization: Bearer <token>",
+            "Authorization",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
+    return principal
+
+
+CurrentUser = Annotated[Principal, Depends(require_user)]

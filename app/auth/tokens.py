@@ -1,4 +1,4 @@
-"""Creating, listing, revoking and checking API tokens.
+"""Creating, listing, revoking and checking API tokens (personal access tokens of accounts).
 
 A token is 256 random bits (``secrets``), so an unsalted SHA-256 is enough to store it: there is
 no dictionary to attack. Lookup is by the digest (an indexed column), and the stored digest is
@@ -18,9 +18,13 @@ from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from app.auth.models import ApiToken
+from app.auth.models import ApiToken, User
 from app.db.base import utcnow
 
+# Deployment-wide roles of an account; what it may do in a course is its membership's role.
+AccountRole = Literal["member", "instructor", "admin"]
+ACCOUNT_ROLES: tuple[AccountRole, ...] = ("member", "instructor", "admin")
+# The roles `python -m app tokens create` gives the account it makes.
 Role = Literal["instructor", "admin"]
 ROLES: tuple[Role, ...] = ("instructor", "admin")
 TOKEN_PREFIX = "tj_"
@@ -32,11 +36,22 @@ class TokenError(ValueError):
 
 @dataclass(frozen=True)
 class Principal:
-    """Who made an authenticated request."""
+    """Who made an authenticated request: an account, by a token or a browser session."""
 
-    token_id: int
+    user_id: int
     name: str
-    role: Role
+    role: AccountRole
+    # The token the request carried; None when it came with a browser session.
+    token_id: int | None = None
+
+    @property
+    def is_instructor(self) -> bool:
+        """May create courses and edit the public catalog's cases (admins may do everything)."""
+        return self.role in ("instructor", "admin")
+
+    @property
+    def is_admin(self) -> bool:
+        return self.role == "admin"
 
 
 def digest(token: str) -> str:
@@ -48,25 +63,44 @@ def new_secret() -> str:
 
 
 def create_token(session: Session, name: str, role: str) -> tuple[ApiToken, str]:
-    """Store a new token and return it with its secret; the caller commits."""
+    """A new account named ``name`` with ``role`` and its token (named like it), as
+    `python -m app tokens create` makes them; the caller commits. Names stay unique among
+    tokens, so `tokens revoke <name>` names one."""
     if role not in ROLES:
         raise TokenError(f"role must be one of {list(ROLES)}, not {role!r}")
     name = name.strip()
     if not 1 <= len(name) <= 100:
         raise TokenError("name must be 1 to 100 characters")
+    if session.scalars(select(ApiToken.id).where(ApiToken.name == name)).first() is not None:
+        raise TokenError(f"a token named {name!r} already exists")
+    user = User(name=name, role=role, created_at=utcnow())
+    session.add(user)
+    session.flush()
+    return issue_token(session, user.id, name)
+
+
+def issue_token(session: Session, user_id: int, name: str) -> tuple[ApiToken, str]:
+    """A new personal access token of an account, and its secret; the caller commits."""
+    name = name.strip()
+    if not 1 <= len(name) <= 100:
+        raise TokenError("name must be 1 to 100 characters")
     secret = new_secret()
-    row = ApiToken(name=name, role=role, token_sha256=digest(secret), created_at=utcnow())
+    row = ApiToken(user_id=user_id, name=name, token_sha256=digest(secret), created_at=utcnow())
     session.add(row)
     try:
-        session.flush()
+        with session.begin_nested():
+            session.flush()
     except IntegrityError:
-        session.rollback()
         raise TokenError(f"a token named {name!r} already exists") from None
     return row, secret
 
 
-def list_tokens(session: Session) -> Sequence[ApiToken]:
-    return session.scalars(select(ApiToken).order_by(ApiToken.id)).all()
+def list_tokens(session: Session, user_id: int | None = None) -> Sequence[tuple[ApiToken, User]]:
+    """Every token with its account (one account's when ``user_id`` is given)."""
+    stmt = select(ApiToken, User).join(User, User.id == ApiToken.user_id).order_by(ApiToken.id)
+    if user_id is not None:
+        stmt = stmt.where(ApiToken.user_id == user_id)
+    return [(token, user) for token, user in session.execute(stmt).all()]
 
 
 def revoke_token(session: Session, *, token_id: int | None = None, name: str | None = None) -> bool:
@@ -85,12 +119,24 @@ def revoke_token(session: Session, *, token_id: int | None = None, name: str | N
 
 
 def authenticate(session: Session, token: str) -> Principal | None:
-    """The live token's principal, or None for an unknown or revoked token."""
+    """The live token's account, or None for an unknown or revoked token or a disabled
+    account."""
     presented = digest(token)
-    row = session.scalars(select(ApiToken).where(ApiToken.token_sha256 == presented)).first()
-    if row is None or not hmac.compare_digest(row.token_sha256, presented):
+    found = session.execute(
+        select(ApiToken, User)
+        .join(User, User.id == ApiToken.user_id)
+        .where(ApiToken.token_sha256 == presented)
+    ).first()
+    if found is None:
         return None
-    if row.revoked_at is not None or row.role not in ROLES:
+    row, user = found
+    if not hmac.compare_digest(row.token_sha256, presented):
         return None
-    role: Role = "admin" if row.role == "admin" else "instructor"
-    return Principal(token_id=row.id, name=row.name, role=role)
+    if row.revoked_at is not None or user.disabled_at is not None:
+        return None
+    return principal_of(user, token_id=row.id)
+
+
+def principal_of(user: User, token_id: int | None = None) -> Principal:
+    role: AccountRole = user.role if user.role in ACCOUNT_ROLES else "member"
+    return Principal(user_id=user.id, name=user.name, role=role, token_id=token_id)

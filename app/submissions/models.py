@@ -41,8 +41,20 @@ class Submission(Base):
     mode: Mapped[str] = mapped_column(String(16), default="submit")  # submit | examples
     code: Mapped[str] = mapped_column(Text)
     code_sha256: Mapped[str] = mapped_column(String(64))
-    # Who submitted: "token:<id>" for a bearer token, else "ip:<address>" (see ``client_of``).
+    # Who submitted: "user:<id>" for a signed-in account, else "ip:<address>" (see ``client_of``).
     client: Mapped[str] = mapped_column(String(200))
+    # The signed-in account that submitted; NULL: anonymous practice.
+    user_id: Mapped[int | None] = mapped_column(
+        ForeignKey("users.id", ondelete="SET NULL"), default=None, index=True
+    )
+    # Submitted as part of an assignment (its dates, attempts and feedback policy apply).
+    assignment_id: Mapped[int | None] = mapped_column(
+        ForeignKey("assignments.id", ondelete="SET NULL"), default=None
+    )
+    # The graded attempt's number (1, 2...) for its (assignment, user, problem); NULL outside
+    # an assignment and for examples runs, which never cost one. (``attempts`` below counts a
+    # worker's tries at grading the row.)
+    graded_attempt: Mapped[int | None] = mapped_column(Integer, default=None)
     idempotency_key: Mapped[str | None] = mapped_column(String(255), default=None)
     request_sha256: Mapped[str] = mapped_column(String(64))
 
@@ -72,6 +84,18 @@ class Submission(Base):
         Index("ix_submissions_status_created", "status", "created_at"),
         Index("ix_submissions_status_turn", "status", "turn", "created_at"),
         Index("ix_submissions_client_created", "client", "created_at"),
+        Index("ix_submissions_assignment_user", "assignment_id", "user_id", "problem_id"),
+        # Two concurrent submissions cannot both take the last allowed attempt.
+        Index(
+            "uq_submissions_graded_attempt",
+            "assignment_id",
+            "user_id",
+            "problem_id",
+            "graded_attempt",
+            unique=True,
+            sqlite_where=text("graded_attempt IS NOT NULL"),
+            postgresql_where=text("graded_attempt IS NOT NULL"),
+        ),
         # The database itself refuses a second running submission of one client, whatever
         # races the claimers run (see SubmissionRepository.claim_next).
         Index(

@@ -52,10 +52,11 @@ _ERRORS = error_responses(
 
 
 def client_of(request: Request, principal: Principal | None) -> str:
-    """Whom rate limits and idempotency keys belong to: the token when one is sent (many
-    clients may share an address behind a proxy), else the address."""
+    """Whom rate limits, idempotency keys and the fair queue's turns belong to: the account
+    when one signed in (many clients may share an address behind a proxy), else the
+    address."""
     if principal is not None:
-        return f"token:{principal.token_id}"
+        return f"user:{principal.user_id}"
     return f"ip:{request.client.host if request.client else 'unknown'}"
 
 

@@ -295,7 +295,7 @@ async def list_cases(
 ) -> CaseList:
     """The current test set: built-in and stored cases. Without a token (a student), only the
     public ones; with an instructor token, all of them."""
-    instructor = principal is not None
+    instructor = principal is not None and principal.is_instructor
     version, rows = await run_in_threadpool(service.live, problem)
     builtin = [builtin_out(problem, c) for c in problem.examples + problem.hidden]
     stored = [stored_out(problem, r, instructor) for r in rows]
@@ -315,9 +315,10 @@ async def get_case(
 ) -> CaseDetail:
     """A stored case with its arrays and the reference's output."""
     row = await run_in_threadpool(service.get, problem, case_id)
-    if row is None or (principal is None and row.visibility != "public"):
+    staff = principal is not None and principal.is_instructor
+    if row is None or (not staff and row.visibility != "public"):
         raise ApiError(404, "case_not_found", f"no test case {case_id}", "case_id")
-    out = stored_out(problem, row, principal is not None)
+    out = stored_out(problem, row, staff)
     inputs = from_npz(row.inputs_npz)
     expected, _ = expected_from_bytes(row.expected_npy)
     return CaseDetail(

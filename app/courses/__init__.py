@@ -1,0 +1,1 @@
+"""Courses and their rosters: who is a student, TA or instructor where."""
