@@ -1,9 +1,12 @@
-"""FastAPI dependencies: who is calling, and the gate for instructor routes.
+"""FastAPI dependencies: who is calling, and the gates for signed-in and instructor routes.
 
-No ``Authorization`` header is a student (no role): student routes need nothing. Instructor
-routes answer 401 (with ``WWW-Authenticate: Bearer``) when no bearer token is sent, and 403 when
-the token is unknown or revoked. Any route that accepts an optional token also answers 403 for
-a bad one, so a typo never silently downgrades an instructor to a student.
+A caller is an account when it sends a bearer token (the client, scripts) or the session cookie
+of a signed-in page; else it is anonymous. Routes that need an account answer 401 (with
+``WWW-Authenticate: Bearer``) to an anonymous caller; any route answers 403 for an unknown or
+revoked token, so a typo never silently downgrades an instructor to a student. A request with
+the session cookie and a method that changes state must carry the session's CSRF token in
+``X-CSRF-Token`` (403 ``csrf_failed`` otherwise); a bearer token needs none, since a browser never
+sends one on its own.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.orm import Session, sessionmaker
 from starlette.concurrency import run_in_threadpool
 
+from app.auth.sessions import COOKIE, CSRF_HEADER, SAFE_METHODS, csrf_ok, session_principal
 from app.auth.tokens import Principal, authenticate
 from app.core.deps import SessionsDep
 from app.core.errors import ApiError
@@ -33,6 +37,29 @@ def _check(sessions: sessionmaker[Session], token: str) -> Principal | None:
         return authenticate(session, token)
 
 
+def _check_session(sessions: sessionmaker[Session], secret: str) -> tuple[Principal, str] | None:
+    with sessions() as session:
+        return session_principal(session, secret)
+
+
+async def _from_cookie(request: Request, sessions: sessionmaker[Session]) -> Principal | None:
+    secret = request.cookies.get(COOKIE)
+    if not secret:
+        return None
+    found = await run_in_threadpool(_check_session, sessions, secret)
+    if found is None:
+        return None  # expired or signed out: anonymous, and the page offers to sign in
+    principal, csrf = found
+    if request.method not in SAFE_METHODS and not csrf_ok(csrf, request.headers.get(CSRF_HEADER)):
+        raise ApiError(
+            403,
+            "csrf_failed",
+            f"this request needs the page's {CSRF_HEADER} header; reload the page",
+            CSRF_HEADER,
+        )
+    return principal
+
+
 async def optional_principal(
     request: Request, credentials: Credentials, sessions: SessionsDep
 ) -> Principal | None:
@@ -45,7 +72,7 @@ async def optional_principal(
                 "Authorization",
                 headers={"WWW-Authenticate": 'Bearer error="invalid_request"'},
             )
-        return None
+        return await _from_cookie(request, sessions)
     principal = await run_in_threadpool(_check, sessions, credentials.credentials)
     if principal is None:
         raise ApiError(

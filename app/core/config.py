@@ -66,6 +66,18 @@ class Settings(BaseSettings):
         "ids must be unique across every folder.",
     )
 
+    anonymous_practice: bool = Field(
+        default=True,
+        description="Anyone may submit to the public problem list without an account; false "
+        "requires signing in (courses work either way).",
+    )
+    session_hours: float = Field(
+        default=24 * 14,
+        gt=0,
+        le=24 * 365,
+        description="How long a sign-in on the page lasts, in hours.",
+    )
+
     sandbox: SandboxKind = Field(
         default="bwrap",
         description="Sandbox backend: 'bwrap' (bubblewrap), 'docker', or 'process' (no "
