@@ -11,6 +11,7 @@ import logging
 from fastapi import APIRouter, FastAPI
 from fastapi.staticfiles import StaticFiles
 
+from app.auth.routes import router as accounts_router
 from app.core.bodies import BodyLimitMiddleware
 from app.core.config import Settings, get_settings
 from app.core.errors import install_error_handlers
@@ -39,6 +40,7 @@ def healthz() -> dict[str, str]:
 
 
 ROUTERS = (
+    accounts_router,
     problems_router,
     pages_router,
     wheel_router,

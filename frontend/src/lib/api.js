@@ -10,9 +10,27 @@ export class ApiError extends Error {
   }
 }
 
+const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
+let me = null;
+
+// Who is signed in on this page (and the session's CSRF token), asked once per page load.
+export async function currentUser() {
+  if (me === null) {
+    me = fetch("/api/auth/me", { headers: { Accept: "application/json" } })
+      .then((r) => (r.ok ? r.json() : { user: null, csrf_token: null }))
+      .catch(() => ({ user: null, csrf_token: null }));
+  }
+  return me;
+}
+
 export async function api(path, { method = "GET", body, token, headers = {}, form } = {}) {
   const init = { method, headers: { Accept: "application/json", ...headers } };
   if (token) init.headers.Authorization = `Bearer ${token}`;
+  else if (!SAFE_METHODS.has(method)) {
+    // A signed-in page's session cookie needs the session's CSRF token on every change.
+    const { csrf_token: csrf } = await currentUser();
+    if (csrf) init.headers["X-CSRF-Token"] = csrf;
+  }
   if (form) {
     init.body = form; // the browser sets the multipart boundary
   } else if (body !== undefined) {
