@@ -1,0 +1,127 @@
+"""Who may call what: every route of the application against every kind of caller.
+
+The routes are read from the app, so a route added without a rule here fails
+``test_every_route_has_a_rule``. Each rule names the callers allowed; every other caller must
+be refused (401, 403, or 404 where the thing is hidden from them), and nobody gets a 5xx.
+A refusal is checked for what it is, not just its status: an allowed caller may still get a
+4xx for the empty body this test sends (422, 409...), which shows it got past the gate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from app.main import create_app
+from tests.authz.world import World, build_world
+from tests.instructors.conftest import make_settings
+from tests.support.routes import app_routes
+
+ROLES = ("anonymous", "outsider", "other_student", "student", "ta", "instructor", "admin")
+EVERYONE = frozenset(ROLES)
+SIGNED_IN = EVERYONE - {"anonymous"}
+# Deployment instructors (who edit the public catalog's cases) and admins.
+CATALOG_STAFF = frozenset({"instructor", "admin"})
+COURSE_MEMBERS = frozenset({"student", "ta", "instructor", "admin"})
+COURSE_STAFF = frozenset({"ta", "instructor", "admin"})
+COURSE_INSTRUCTORS = frozenset({"instructor", "admin"})
+REFUSALS = (401, 403, 404)
+
+
+@dataclass(frozen=True)
+class Rule:
+    allowed: frozenset[str]
+    # The call removes what the path names: each allowed caller gets a world of its own.
+    consumes: bool = False
+    query: str = ""
+
+
+RULES: dict[tuple[str, str], Rule] = {
+    # Pages: HTML shells, public; what they show comes from the API below.
+    ("GET", "/"): Rule(EVERYONE),
+    ("GET", "/instructor"): Rule(EVERYONE),
+    ("GET", "/problems/{problem_id}"): Rule(EVERYONE),
+    ("GET", "/healthz"): Rule(EVERYONE),
+    ("GET", "/api/client"): Rule(EVERYONE),
+    ("GET", "/client/"): Rule(EVERYONE),
+    ("GET", "/client/{filename}"): Rule(EVERYONE),
+    ("GET", "/api/auth/me"): Rule(EVERYONE),
+    ("GET", "/api/problems"): Rule(EVERYONE),
+    ("GET", "/api/problems/{problem_id}"): Rule(EVERYONE),
+    ("GET", "/api/problems/{problem_id}/diagnosability"): Rule(CATALOG_STAFF),
+    ("GET", "/api/problems/{problem_id}/stats"): Rule(CATALOG_STAFF),
+    ("POST", "/api/problems/{problem_id}/submissions"): Rule(EVERYONE),
+    ("GET", "/api/problems/{problem_id}/test-cases"): Rule(EVERYONE),
+    ("POST", "/api/problems/{problem_id}/test-cases"): Rule(CATALOG_STAFF),
+    ("GET", "/api/problems/{problem_id}/test-cases/{case_id}"): Rule(CATALOG_STAFF),
+    ("DELETE", "/api/problems/{problem_id}/test-cases/{case_id}"): Rule(
+        CATALOG_STAFF, consumes=True
+    ),
+    ("GET", "/api/submissions/{submission_id}"): Rule(EVERYONE),
+    ("GET", "/api/submissions/{submission_id}/events"): Rule(EVERYONE),
+    ("POST", "/api/submissions/{submission_id}/regrade"): Rule(CATALOG_STAFF),
+}
+
+
+@pytest.fixture(scope="module")
+def routes() -> list[tuple[str, str]]:
+    return app_routes(create_app())
+
+
+def test_every_route_has_a_rule(routes: list[tuple[str, str]]) -> None:
+    missing = [f"{m} {p}" for m, p in routes if (m, p) not in RULES]
+    assert not missing, "routes without an authorization rule in tests/authz/test_matrix.py:\n" + (
+        "\n".join(missing)
+    )
+    stale = [f"{m} {p}" for m, p in RULES if (m, p) not in routes]
+    assert not stale, "rules for routes that no longer exist:\n" + "\n".join(stale)
+
+
+@pytest.fixture
+def worlds(tmp_path: Path) -> Iterator[list[tuple[TestClient, World]]]:
+    """Fresh deployments on demand; each closed at the end of the test."""
+    made: list[tuple[TestClient, World]] = []
+    clients: list[TestClient] = []
+
+    def make() -> tuple[TestClient, World]:
+        settings = make_settings(tmp_path / f"world-{len(clients)}")
+        api = TestClient(create_app(settings))
+        api.__enter__()
+        clients.append(api)
+        pair = (api, build_world(api))
+        made.append(pair)
+        return pair
+
+    yield make  # type: ignore[misc]
+    for api in clients:
+        api.__exit__(None, None, None)
+
+
+def _call(api: TestClient, world: World, method: str, path: str, rule: Rule, who: str) -> int:
+    url = world.path(path) + rule.query
+    headers = world.people.headers(who)
+    body = None if method in ("GET", "DELETE") else {}
+    response = api.request(method, url, json=body, headers=headers)
+    assert response.status_code < 500, (method, path, who, response.text[:300])
+    return response.status_code
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize(("method", "path"), sorted(RULES, key=lambda r: (r[1], r[0])))
+def test_route_admits_exactly_its_callers(worlds, method: str, path: str) -> None:
+    rule = RULES[(method, path)]
+    api, world = worlds()
+    wrong: list[str] = []
+    # Refused callers first, so nothing an allowed call did can explain a refusal.
+    for who in sorted(ROLES, key=lambda r: r in rule.allowed):
+        if rule.consumes and who in rule.allowed:
+            api, world = worlds()
+        status = _call(api, world, method, path, rule, who)
+        refused = status in REFUSALS
+        if refused == (who in rule.allowed):
+            wrong.append(f"{who}: {status} ({'refused' if refused else 'admitted'})")
+    assert not wrong, f"{method} {path}: " + "; ".join(wrong)

@@ -1,0 +1,106 @@
+"""One small deployment with something behind every route: two courses with a person of every
+role, an assignment, a graded submission of the student in it, an override, a stored case.
+Path parameters of the routes are filled from it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from fastapi.testclient import TestClient
+
+from app.assignments.models import Assignment, AssignmentProblem, Override
+from app.auth.models import ApiToken
+from app.db.base import utcnow
+from app.submissions.models import Submission
+from tests.support.people import People, seed_people
+
+PROBLEM = "multi-head-attention"
+
+
+@dataclass
+class World:
+    people: People
+    values: dict[str, str] = field(default_factory=dict)
+
+    def path(self, template: str) -> str:
+        return template.format(**self.values)
+
+
+def build_world(api: TestClient) -> World:
+    sessions = api.app.state.sessions  # type: ignore[attr-defined]
+    people = seed_people(sessions)
+    now = utcnow()
+    with sessions() as session:
+        assignment = Assignment(
+            course_id=people.courses["course"],
+            title="Attention",
+            release_at=now - timedelta(days=1),
+            due_at=now + timedelta(days=7),
+        )
+        session.add(assignment)
+        session.flush()
+        session.add(AssignmentProblem(assignment_id=assignment.id, problem_id=PROBLEM))
+        override = Override(
+            assignment_id=assignment.id,
+            user_id=people.users["student"],
+            until=now + timedelta(days=9),
+        )
+        session.add(override)
+        session.flush()
+        assignment_id = assignment.id
+        token = session.query(ApiToken).filter_by(user_id=people.users["student"]).one()
+        values = {
+            "problem_id": PROBLEM,
+            "course_id": str(people.courses["course"]),
+            "assignment_id": str(assignment.id),
+            "user_id": str(people.users["student"]),
+            "override_id": str(override.id),
+            "token_id": str(token.id),
+            "filename": _wheel_name(),
+        }
+        session.commit()
+    values["submission_id"] = _graded_submission(api, people, assignment_id)
+    case = api.post(
+        f"/api/problems/{PROBLEM}/test-cases",
+        json={"name": "authz-case", "inputs": _case_inputs()},
+        headers=people.headers("admin"),
+    )
+    assert case.status_code == 201, case.text
+    values["case_id"] = str(case.json()["id"])
+    return World(people=people, values=values)
+
+
+def _case_inputs() -> dict[str, object]:
+    from tests.instructors.conftest import as_json, case_inputs
+
+    return as_json(case_inputs())
+
+
+def _wheel_name() -> str:
+    """The client's built wheel (``make client-wheel``), served to everyone."""
+    from app.core.config import get_settings
+
+    wheels = sorted(get_settings().client_wheel_dir.glob("*.whl"))
+    return wheels[0].name if wheels else "tensorjudge_client-0.1.0-py3-none-any.whl"
+
+
+def _graded_submission(api: TestClient, people: People, assignment_id: int) -> str:
+    """A submission of the student in the assignment, graded for real (so its event stream
+    ends), as their first graded attempt."""
+    made = api.post(
+        f"/api/problems/{PROBLEM}/submissions?wait=30",
+        json={"code": "def multi_head_attention(*args):\n    return 0\n"},
+        headers=people.headers("student"),
+    )
+    assert made.status_code == 200, made.text
+    submission_id: str = made.json()["id"]
+    sessions = api.app.state.sessions  # type: ignore[attr-defined]
+    with sessions() as session:
+        row = session.get(Submission, submission_id)
+        assert row is not None
+        row.user_id = people.users["student"]
+        row.assignment_id = assignment_id
+        row.graded_attempt = 1
+        session.commit()
+    return submission_id
