@@ -10,6 +10,10 @@ from sqlalchemy import create_engine, inspect, text
 from app.core.config import REPO_ROOT, Settings
 from app.main import create_app
 from app.problems.loader import Problem, load_problems
+from tests.support.required_services import POSTGRES_SKIPPED
+from tests.support.required_services import (
+    pytest_runtest_makereport as pytest_runtest_makereport,  # CI refuses service skips
+)
 from tests.support.services import PostgresCluster, start_postgres
 
 PROBLEMS_DIR = REPO_ROOT / "problems"
@@ -41,7 +45,7 @@ def postgres() -> Iterator[PostgresCluster]:
     """One real PostgreSQL cluster for the whole session, started under /tmp on a free port."""
     cluster = start_postgres()
     if isinstance(cluster, str):
-        pytest.skip(f"PostgreSQL tests SKIPPED: {cluster}")
+        pytest.skip(f"{POSTGRES_SKIPPED}: {cluster}")
     yield cluster
     cluster.stop()
 

@@ -267,7 +267,6 @@ class DockerSandbox:
         options["environment"] = {"TENSORJUDGE_RUN": run_id}
         host_uid = self.host_uids.take()
         options["user"] = f"{host_uid}:{host_uid}"
-        started = time.monotonic()
         container = None
         try:
             container = create_container(
@@ -284,8 +283,11 @@ class DockerSandbox:
             conn: socket.socket = getattr(attached, "_sock", attached)
             try:
                 container.start()
-                # The wall clock starts once the runner exists, as for the local backends.
-                deadline = time.monotonic() + limits.wall_seconds
+                # The wall clock starts once the runner exists, as for the local backends; so
+                # does the run's reported wall time, which then leaves out creating the container
+                # (seconds on a busy engine) and means the same on every backend.
+                started = time.monotonic()
+                deadline = started + limits.wall_seconds
                 cpu = CpuBudget(limits, self._cpu_usage(container), CPU_CORES)
                 raw = _exchange(conn, job, cap, deadline, cpu)
                 # A run that ended between two readings may still have gone past its budget.

@@ -14,6 +14,7 @@ from sandbox.backends.forkserver import ForkServerSandbox
 from sandbox.backends.pool import WarmPoolSandbox
 from sandbox.protocol import RunRequest, RunResult, Sandbox
 from tests.sandbox.helpers import Host
+from tests.support.required_services import DOCKER_SKIPPED
 
 
 def _shout(message: str) -> None:
@@ -25,7 +26,7 @@ def _docker() -> Sandbox:
     try:
         from tests.sandbox.docker_support import docker_sandbox_or_skip
     except ImportError as exc:  # the docker backend is not in this checkout
-        reason = f"DOCKER SANDBOX TESTS SKIPPED: tests/sandbox/docker_support.py unusable: {exc}"
+        reason = f"{DOCKER_SKIPPED}: tests/sandbox/docker_support.py unusable: {exc}"
         _shout(reason)
         pytest.skip(reason)
     sandbox: Sandbox = docker_sandbox_or_skip()

@@ -20,6 +20,7 @@ from sandbox.backends.docker import (
     DockerUnavailableError,
     StaleImageError,
 )
+from tests.support.required_services import DOCKER_SKIPPED
 
 SETUP_COMMAND = "bash .ci/docker-setup.sh"
 
@@ -46,7 +47,7 @@ def docker_sandbox_or_skip() -> DockerSandbox:
         pytest.fail(f"{outcome}", pytrace=False)
     if isinstance(outcome, DockerUnavailableError):
         reason = (
-            f"DOCKER SANDBOX TESTS SKIPPED: {outcome}. "
+            f"{DOCKER_SKIPPED}: {outcome}. "
             f"To run them: {SETUP_COMMAND} (as root: installs docker.io, starts dockerd, "
             "builds the image)"
         )

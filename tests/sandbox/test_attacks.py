@@ -55,14 +55,12 @@ def f(a, n):
     watcher = threading.Thread(target=fork_on_host)
     watcher.start()
     try:
-        start = time.monotonic()
         result = run(sandbox, code)
-        elapsed = time.monotonic() - start
     finally:
         stop.set()
         watcher.join()
     assert result.status == "time_limit_exceeded", result.message
-    assert elapsed < FAST.wall_seconds + 5
+    assert result.wall_seconds < FAST.wall_seconds + 5, result.wall_seconds
     assert host_forks and set(host_forks) == {0}, "the host could not start processes"
     assert_grader_still_works(sandbox)
 
@@ -106,21 +104,20 @@ def test_infinite_loop_hits_the_cpu_limit(sandbox: Sandbox) -> None:
     # A wall clock well above the CPU limit: on a loaded machine one CPU second can take several
     # wall seconds, and the test is about which limit stops the loop.
     limits = FAST.model_copy(update={"cpu_seconds": 1.0, "wall_seconds": 10.0})
-    start = time.monotonic()
     result = run(sandbox, "def f(a, n):\n    while True:\n        pass\n", limits=limits)
     assert result.status == "time_limit_exceeded", result.message
     assert "CPU" in result.message  # stopped by the CPU limit, not the wall clock
-    assert time.monotonic() - start < 13
+    assert result.wall_seconds < limits.wall_seconds, result.wall_seconds
     assert_grader_still_works(sandbox)
 
 
 def test_sleep_forever_hits_the_wall_clock(sandbox: Sandbox) -> None:
     limits = FAST.model_copy(update={"wall_seconds": 2.0})
-    start = time.monotonic()
     result = run(sandbox, "import time\ndef f(a, n):\n    time.sleep(3600)\n", limits=limits)
     assert result.status == "time_limit_exceeded"
     assert "wall-clock" in result.message
-    assert time.monotonic() - start < 4.0
+    # The backend's own clock, from the runner's start: creating a container is not counted.
+    assert 2.0 <= result.wall_seconds < 4.0, result.wall_seconds
     assert_grader_still_works(sandbox)
 
 
@@ -178,11 +175,10 @@ def f(a, n):
         threading.Thread(target=spin, daemon=False).start()
     return a * n
 """
-    start = time.monotonic()
     result = run(sandbox, code)
     assert result.status == "ok", result.message
     assert result.cases[0].output is not None
-    assert time.monotonic() - start < 2.5  # the run ended when the cases did
+    assert result.wall_seconds < 2.5, result.wall_seconds  # the run ended when the cases did
     assert_grader_still_works(sandbox)
 
 
@@ -198,10 +194,9 @@ def f(a, n):
             time.sleep(0.01)
     return a
 """
-    start = time.monotonic()
     result = run(sandbox, code)
     assert result.status == "ok", result.message
-    assert time.monotonic() - start < 2.5
+    assert result.wall_seconds < 2.5, result.wall_seconds
     assert_grader_still_works(sandbox)
 
 
@@ -472,12 +467,11 @@ def test_lazily_broadcast_huge_array(sandbox: Sandbox) -> None:
         "def f(a, n):\n"
         "    return np.broadcast_to(np.float64(1.0), (200_000, 200_000))\n"
     )
-    start = time.monotonic()
     result = run(sandbox, code)
     assert result.status == "ok", result.message
     err = result.cases[0].error
     assert err is not None and "bytes" in err.message and "(200000, 200000)" in err.message
-    assert time.monotonic() - start < 3
+    assert result.wall_seconds < 3, result.wall_seconds
     assert_grader_still_works(sandbox)
 
 

@@ -23,6 +23,8 @@ pytestmark = pytest.mark.timeout(120)
 SIDE_BY_SIDE = FAST.model_copy(update={"wall_seconds": 8.0})
 
 
+# Both runs say when (host wall clock: no backend has a clock namespace) their terminal was
+# open and when they looked for terminals, so the test can tell the attempt met an open one.
 TERMINAL_OWNER = """
 import json, os, time
 
@@ -35,21 +37,24 @@ def f(a, n):
     except OSError as exc:
         print(json.dumps({"pty": "refused " + str(exc.errno), "got": ""}))
         return a
-    deadline = time.monotonic() + 2.5
+    opened = time.time()
+    deadline = time.monotonic() + 3.0
     while time.monotonic() < deadline:
         try:
             got += os.read(master, 4096)
         except BlockingIOError:
             time.sleep(0.02)
-    print(json.dumps({"pty": name, "got": got.decode("latin-1")}))
+    closing = time.time()
+    print(json.dumps({"pty": name, "got": got.decode("latin-1"), "open": [opened, closing]}))
     return a
 """
 
 TERMINAL_INTRUDER = """
-import json, os
+import json, os, time
 
 def f(a, n):
     wrote = []
+    looked = time.time()
     try:
         # ptmx would make a new terminal of this run's own: only existing ones count
         names = sorted(name for name in os.listdir("/dev/pts") if name.isdigit())
@@ -63,7 +68,7 @@ def f(a, n):
             wrote.append(name)
         except OSError:
             pass
-    print(json.dumps({"seen": names, "wrote": wrote}))
+    print(json.dumps({"seen": names, "wrote": wrote, "tried": [looked, time.time()]}))
     return a
 """
 
@@ -74,6 +79,14 @@ def test_a_run_cannot_write_into_another_run_s_terminal(sandbox: Sandbox) -> Non
     )
     owner, intruder = runs["owner"], runs["intruder"]
     mine, theirs = report(owner), report(intruder)
+    if str(mine["pty"]).startswith("refused"):
+        # A backend with no terminals at all (the fork server): none to find either.
+        assert theirs["seen"] == [], (mine, theirs)
+    else:
+        # The precondition: the intruder looked and wrote while the owner's terminal was open.
+        opened, closing = mine["open"]
+        looked, tried = theirs["tried"]
+        assert opened < looked and tried < closing, ("the runs did not overlap", mine, theirs)
     assert "INTRUDER" not in str(mine["got"]), (mine, theirs)
     assert theirs["wrote"] == [], (mine, theirs)
     assert_grader_still_works(sandbox)

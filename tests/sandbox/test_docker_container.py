@@ -337,10 +337,10 @@ def test_a_wall_clock_kill_ends_every_process_in_the_container(sb: DockerSandbox
         "                time.sleep(1)\n"
         "    time.sleep(600)\n"
     )
-    started = time.monotonic()
     result = sb.run(request(code, wall_seconds=2.0))
     assert result.status == "time_limit_exceeded"
-    assert time.monotonic() - started < 15
+    # From the runner's start (not the container's creation) to every process gone.
+    assert result.wall_seconds < 2.0 + 5, result.wall_seconds
 
 
 def test_the_container_is_removed_when_the_host_side_fails_mid_run(

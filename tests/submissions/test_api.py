@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import json
+import threading
 import time
+from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.submissions.conftest import MakeClient
+from app.db.base import utcnow
+from app.submissions.models import Submission
+from app.submissions.repository import SubmissionRepository
+from app.worker.runtime import open_database
+from tests.submissions.conftest import MakeClient, grader_settings
 from tests.support.api import wait_done
 from tests.support.codes import CORRECT, TIMEOUT, WRONG
 
@@ -156,6 +163,42 @@ def test_idempotency_key_makes_retries_safe(api: TestClient):
     assert bad.status_code == 422
 
 
+def test_one_idempotency_key_from_two_clients_gives_two_submissions(api: TestClient):
+    # Keys belong to their client: another client's key must not replay (or leak) this one's.
+    other = TestClient(api.app, client=("192.0.2.7", 50000))
+    mine = api.post(URL, json={"code": CORRECT}, headers={"Idempotency-Key": "shared"})
+    theirs = other.post(URL, json={"code": CORRECT}, headers={"Idempotency-Key": "shared"})
+    assert mine.status_code == 202 and theirs.status_code == 202, (mine.text, theirs.text)
+    assert "idempotent-replayed" not in theirs.headers
+    assert theirs.json()["id"] != mine.json()["id"]
+    # Each client's retry still finds its own submission.
+    again = other.post(URL, json={"code": CORRECT}, headers={"Idempotency-Key": "shared"})
+    assert again.json()["id"] == theirs.json()["id"]
+    assert again.headers["idempotent-replayed"] == "true"
+
+
+def test_concurrent_posts_with_one_key_give_one_submission(api: TestClient):
+    count = 8
+    start = threading.Barrier(count)
+    responses: list[Any] = [None] * count
+
+    def post(n: int) -> None:
+        start.wait()
+        responses[n] = api.post(URL, json={"code": CORRECT}, headers={"Idempotency-Key": "race"})
+
+    threads = [threading.Thread(target=post, args=(n,)) for n in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert all(r is not None and r.status_code in (200, 202) for r in responses), [
+        (r.status_code, r.text) for r in responses if r is not None
+    ]
+    assert len({r.json()["id"] for r in responses}) == 1, "one row for one key"
+    created = [r for r in responses if "idempotent-replayed" not in r.headers]
+    assert len(created) == 1, "exactly one POST created it; the others replayed it"
+
+
 def test_rate_limit_answers_429_with_retry_after(make_client: MakeClient):
     api = make_client(rate_limit=2, rate_window_seconds=120)
     first = api.post(URL, json={"code": CORRECT}, headers={"Idempotency-Key": "r"})
@@ -253,3 +296,40 @@ def test_a_failing_grader_is_retried_then_reported_as_internal_error(make_client
     events = read_events(api, f"/api/submissions/{submission_id}/events")
     statuses = [e["data"]["status"] for e in events if e["event"] == "status"]
     assert statuses == ["queued", "running", "queued", "running", "done"]
+
+
+def test_a_submission_that_keeps_crashing_workers_ends_as_internal_error(
+    make_client: MakeClient, tmp_path: Path, database_url: str | None
+) -> None:
+    """A row whose every grading so far killed its worker (running at ``max_attempts``, lease
+    expired) is not graded again: the next claim stores it as internal_error."""
+    api = make_client(max_attempts=2, sweep_seconds=0.2)
+    engine, sessions = open_database(grader_settings(tmp_path / "data", database_url))
+    try:
+        with sessions() as session:
+            SubmissionRepository(session).add(
+                Submission(
+                    id="crashes-workers",
+                    problem_id="multi-head-attention",
+                    mode="submit",
+                    # Would be accepted if graded: only the guard makes it internal_error.
+                    code=CORRECT,
+                    code_sha256="-",
+                    client="crasher",
+                    request_sha256="-",
+                    status="running",
+                    attempts=2,
+                    run=1,
+                    lease_token="dead-worker",
+                    lease_expires_at=utcnow() - timedelta(seconds=1),
+                    created_at=utcnow(),
+                    started_at=utcnow(),
+                )
+            )
+            session.commit()
+        done = wait_done(api, "crashes-workers", timeout=30)
+    finally:
+        engine.dispose()
+    assert done["verdict"] == "internal_error"
+    assert done["error"] == "grading was interrupted 2 times; it was not graded"
+    assert done["tests"] == []
