@@ -18,6 +18,7 @@ from starlette.concurrency import run_in_threadpool
 from app.auth.tokens import Principal, authenticate
 from app.core.deps import SessionsDep
 from app.core.errors import ApiError
+from app.core.openapi import documented
 
 _bearer = HTTPBearer(
     auto_error=False,
@@ -33,6 +34,14 @@ def _check(sessions: sessionmaker[Session], token: str) -> Principal | None:
         return authenticate(session, token)
 
 
+_CHALLENGE = {401: {"WWW-Authenticate": "The bearer challenge"}}
+
+
+@documented(
+    {401: "Authorization header is not 'Bearer <token>'", 403: "Token unknown or revoked"},
+    optional=True,
+    headers=_CHALLENGE,
+)
 async def optional_principal(
     request: Request, credentials: Credentials, sessions: SessionsDep
 ) -> Principal | None:
@@ -57,6 +66,7 @@ async def optional_principal(
 OptionalPrincipal = Annotated[Principal | None, Depends(optional_principal)]
 
 
+@documented({401: "No bearer token"}, optional=False, headers=_CHALLENGE)
 async def require_instructor(principal: OptionalPrincipal) -> Principal:
     """Instructor or admin; admin passes every instructor check."""
     if principal is None:

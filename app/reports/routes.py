@@ -14,7 +14,7 @@ from starlette.concurrency import run_in_threadpool
 
 from app.auth.deps import Instructor
 from app.core.deps import SessionsDep
-from app.core.errors import AUTH_ERRORS, ApiError, error_responses
+from app.core.errors import ApiError, error_responses
 from app.problems.deps import ProblemDep
 from app.reports.diagnosability import DiagnosabilityReport, cached_report
 from app.reports.stats import ProblemStats, problem_stats
@@ -22,7 +22,7 @@ from app.testcases.current import grading_set
 
 router = APIRouter(prefix="/api/problems/{problem_id}", tags=["instructors"])
 
-_ERRORS = error_responses({**AUTH_ERRORS, 404: "Unknown problem", 422: "Invalid query"})
+_ERRORS = error_responses({404: "Unknown problem", 422: "Invalid query"})
 
 
 @router.get("/diagnosability", response_model=DiagnosabilityReport, responses=_ERRORS)
