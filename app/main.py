@@ -15,6 +15,7 @@ from app.auth.routes import router as accounts_router
 from app.core.bodies import BodyLimitMiddleware
 from app.core.config import Settings, get_settings
 from app.core.errors import install_error_handlers
+from app.core.openapi import install_openapi
 from app.lifespan import lifespan
 from app.problems.loader import load_problems
 from app.problems.routes import router as problems_router
@@ -79,6 +80,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(BodyLimitMiddleware, limit=ceiling)
     for router in ROUTERS:
         app.include_router(router)
+    # Every route documents the errors and credentials its dependencies imply (docs/api.md).
+    install_openapi(app)
     # Works (with a message on each page) before the assets are built.
     app.mount("/static", StaticFiles(directory=STATIC_DIR, check_dir=False), name="static")
     return app

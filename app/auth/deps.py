@@ -22,6 +22,7 @@ from app.auth.sessions import COOKIE, CSRF_HEADER, SAFE_METHODS, csrf_ok, sessio
 from app.auth.tokens import Principal, authenticate
 from app.core.deps import SessionsDep
 from app.core.errors import ApiError
+from app.core.openapi import documented
 
 _bearer = HTTPBearer(
     auto_error=False,
@@ -60,6 +61,17 @@ async def _from_cookie(request: Request, sessions: sessionmaker[Session]) -> Pri
     return principal
 
 
+_CHALLENGE = {401: {"WWW-Authenticate": "The bearer challenge"}}
+
+
+@documented(
+    {
+        401: "Authorization header is not 'Bearer <token>'",
+        403: "Token unknown or revoked, or the session's CSRF token missing",
+    },
+    optional=True,
+    headers=_CHALLENGE,
+)
 async def optional_principal(
     request: Request, credentials: Credentials, sessions: SessionsDep
 ) -> Principal | None:
@@ -75,15 +87,18 @@ async def optional_principal(
         return await _from_cookie(request, sessions)
     principal = await run_in_threadpool(_check, sessions, credentials.credentials)
     if principal is None:
-        raise ApiError(
-            403, "forbidden", "this token is not a valid instructor token", "Authorization"
-        )
+        raise ApiError(403, "forbidden", "this token is unknown or revoked", "Authorization")
     return principal
 
 
 OptionalPrincipal = Annotated[Principal | None, Depends(optional_principal)]
 
 
+@documented(
+    {401: "No bearer token", 403: "Not an instructor's account"},
+    optional=False,
+    headers=_CHALLENGE,
+)
 async def require_instructor(principal: OptionalPrincipal) -> Principal:
     """Instructor or admin; admin passes every instructor check."""
     if principal is None:
@@ -102,6 +117,7 @@ async def require_instructor(principal: OptionalPrincipal) -> Principal:
 Instructor = Annotated[Principal, Depends(require_instructor)]
 
 
+@documented({401: "Not signed in and no bearer token"}, optional=False, headers=_CHALLENGE)
 async def require_user(principal: OptionalPrincipal) -> Principal:
     """Any signed-in account (a token or, once signed in on the page, a session)."""
     if principal is None:

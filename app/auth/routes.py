@@ -11,7 +11,6 @@ from app.auth.models import User
 from app.auth.schemas import Me, UserOut
 from app.auth.sessions import COOKIE, session_principal
 from app.core.deps import SessionsDep
-from app.core.errors import AUTH_ERRORS, error_responses
 
 router = APIRouter(tags=["accounts"])
 
@@ -28,7 +27,10 @@ def _me(sessions: sessionmaker[Session], user_id: int, secret: str | None) -> Me
         )
 
 
-@router.get("/api/auth/me", response_model=Me, responses=error_responses(dict(AUTH_ERRORS)))
+@router.get(
+    "/api/auth/me",
+    response_model=Me,
+)
 async def me(request: Request, principal: OptionalPrincipal, sessions: SessionsDep) -> Me:
     """The signed-in account (None when anonymous) and the session's CSRF token."""
     if principal is None:

@@ -7,8 +7,10 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from fastapi.routing import iter_route_contexts
 from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 
 
 class ErrorBody(BaseModel):
@@ -19,10 +21,6 @@ class ErrorBody(BaseModel):
 
 class ErrorResponse(BaseModel):
     error: ErrorBody
-
-
-# What routes behind an instructor token answer besides their own errors.
-AUTH_ERRORS = {401: "No bearer token", 403: "Token unknown or revoked"}
 
 
 def error_responses(
@@ -74,11 +72,28 @@ async def _api_error(request: Request, exc: Exception) -> JSONResponse:
     return _json(exc.status_code, exc.body, exc.headers)
 
 
+def allowed_methods(request: Request) -> str:
+    """Every method of every route at the request's path. Starlette's 405 names only the first
+    route that matched the path, while one path often has a route per method."""
+    methods: set[str] = set()
+    for route in iter_route_contexts(request.app.router.routes):
+        route_methods = route.methods
+        if route_methods and route.matches(request.scope)[0] != Match.NONE:
+            methods |= route_methods
+    return ", ".join(sorted(methods))
+
+
 async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
     code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
     body = ErrorResponse(error=ErrorBody(code=code, message=str(exc.detail)))
-    return _json(exc.status_code, body, getattr(exc, "headers", None))
+    headers = dict(getattr(exc, "headers", None) or {})
+    if exc.status_code == 405:
+        # Kept for a 405 from outside the routes (the static files' mount sets its own).
+        headers["Allow"] = allowed_methods(request) or headers.get("Allow", "")
+        if not headers["Allow"]:
+            del headers["Allow"]
+    return _json(exc.status_code, body, headers or None)
 
 
 async def _validation_error(request: Request, exc: Exception) -> JSONResponse:

@@ -19,6 +19,7 @@ from app.auth.deps import CurrentUser
 from app.auth.tokens import Principal
 from app.core.deps import SessionsDep
 from app.core.errors import ApiError
+from app.core.openapi import documented
 from app.courses.models import Course, Membership
 
 CourseRole = Literal["student", "ta", "instructor"]
@@ -73,18 +74,24 @@ def _resolve(sessions: sessionmaker[Session], course_id: int, principal: Princip
 CourseId = Annotated[int, Path(ge=1, le=2**53, description="The course's id.")]
 
 
+@documented(
+    {403: "Your place in the course is blocked or removed", 404: "No such course (or not yours)"},
+    optional=False,
+)
 async def course_member(
     course_id: CourseId, principal: CurrentUser, sessions: SessionsDep
 ) -> CourseAccess:
     return await run_in_threadpool(_resolve, sessions, course_id, principal)
 
 
+@documented({403: "Not the course's staff"}, optional=False)
 async def course_staff(access: Annotated[CourseAccess, Depends(course_member)]) -> CourseAccess:
     if not access.is_staff:
         raise ApiError(403, "forbidden", "this is for the course's staff")
     return access
 
 
+@documented({403: "Not the course's instructor"}, optional=False)
 async def course_instructor(
     access: Annotated[CourseAccess, Depends(course_member)],
 ) -> CourseAccess:

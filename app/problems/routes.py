@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
+from app.core.errors import error_responses
 from app.problems.deps import ProblemDep, ProblemsDep
 from app.problems.schemas import ProblemDetail, ProblemSummary, detail_out, summary_out
 
@@ -18,7 +19,7 @@ def list_problems(problems: ProblemsDep) -> list[ProblemSummary]:
 @router.get(
     "/{problem_id}",
     response_model=ProblemDetail,
-    responses={404: {"description": "Unknown problem"}},
+    responses=error_responses({404: "Unknown problem"}),
 )
 def get_problem(problem: ProblemDep) -> ProblemDetail:
     return detail_out(problem)

@@ -17,7 +17,7 @@ from starlette.concurrency import run_in_threadpool
 from app.auth.deps import Instructor, OptionalPrincipal
 from app.auth.tokens import Principal
 from app.core.bodies import BodyCap, read_capped
-from app.core.errors import AUTH_ERRORS, ApiError, error_responses, first_error
+from app.core.errors import ApiError, error_responses, first_error
 from app.problems.deps import ProblemDep
 from app.submissions.deps import SubmissionServiceDep
 from app.submissions.notices import ACTIVITY, COMPLETIONS
@@ -255,7 +255,6 @@ async def _event_stream(
     tags=["instructors"],
     responses=error_responses(
         {
-            **AUTH_ERRORS,
             404: "Unknown submission",
             409: "Still queued or running",
             503: "Queue full: GRADER_QUEUE_MAX submissions are queued or running",

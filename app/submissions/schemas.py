@@ -14,13 +14,21 @@ from app.submissions.models import Submission
 Status = Literal["queued", "running", "done"]
 Mode = Literal["submit", "examples"]
 
+# What ``service.check_code`` accepts, as a pattern every regex dialect reads alike: no NUL, and
+# one character that ``str.strip()`` keeps (Python's whitespace, spelled out as \uXXXX).
+_SPACE = "".join(f"\\u{c:04x}" for c in range(0x10000) if chr(c).isspace())
+CODE_PATTERN = f"^[^\\u0000]*[^\\u0000{_SPACE}][^\\u0000]*$"
+
 
 class SubmissionCreate(BaseModel):
     """``mode="examples"`` grades against the public examples only (the page's "Run examples")."""
 
     model_config = ConfigDict(extra="forbid")
 
-    code: str = Field(description="Python source defining the problem's entry point.")
+    code: str = Field(
+        description="Python source defining the problem's entry point.",
+        json_schema_extra={"pattern": CODE_PATTERN},
+    )
     mode: Mode = "submit"
 
 

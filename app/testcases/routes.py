@@ -18,7 +18,7 @@ from starlette.datastructures import UploadFile
 from app.auth.deps import Instructor, OptionalPrincipal
 from app.core.bodies import BodyCap, declared_length, read_capped
 from app.core.deps import SessionsDep, SettingsDep
-from app.core.errors import AUTH_ERRORS, ApiError, error_responses, first_error
+from app.core.errors import ApiError, error_responses, first_error
 from app.problems.cases import (
     Inputs,
     InvalidCase,
@@ -205,6 +205,7 @@ async def _parse_upload(
 
 
 _FORM_FIELDS = ("name", "visibility", "weight", "raises")
+_UPLOAD_FIELDS = CaseFields.model_json_schema()
 _REQUEST_BODY = {
     "requestBody": {
         "required": True,
@@ -216,11 +217,10 @@ _REQUEST_BODY = {
                     "required": ["name", "file"],
                     "properties": {
                         "file": {"type": "string", "format": "binary"},
-                        "name": {"type": "string"},
-                        "visibility": {"type": "string", "enum": ["hidden", "public"]},
-                        "weight": {"type": "number"},
-                        "raises": {"type": "string"},
+                        **_UPLOAD_FIELDS["properties"],
                     },
+                    # Any other field is refused (422).
+                    "additionalProperties": False,
                 }
             },
         },
@@ -238,7 +238,6 @@ _REQUEST_BODY = {
     openapi_extra=_REQUEST_BODY,
     responses=error_responses(
         {
-            **AUTH_ERRORS,
             400: "Body is not JSON / not multipart",
             404: "Unknown problem",
             409: "Name taken (stored, built-in or probe)",
@@ -288,7 +287,7 @@ async def add_case(
 @router.get(
     "",
     response_model=CaseList,
-    responses=error_responses({**AUTH_ERRORS, 404: "Unknown problem"}),
+    responses=error_responses({404: "Unknown problem"}),
 )
 async def list_cases(
     principal: OptionalPrincipal, problem: ProblemDep, service: ServiceDep
@@ -306,9 +305,7 @@ async def list_cases(
 @router.get(
     "/{case_id}",
     response_model=CaseDetail,
-    responses=error_responses(
-        {**AUTH_ERRORS, 404: "Unknown problem or case (or hidden, for a student)"}
-    ),
+    responses=error_responses({404: "Unknown problem or case (or hidden, for a student)"}),
 )
 async def get_case(
     principal: OptionalPrincipal, problem: ProblemDep, case_id: CaseId, service: ServiceDep
@@ -335,7 +332,7 @@ async def get_case(
 @router.delete(
     "/{case_id}",
     response_model=CaseDeleted,
-    responses=error_responses({**AUTH_ERRORS, 404: "Unknown problem or case"}),
+    responses=error_responses({404: "Unknown problem or case"}),
 )
 async def delete_case(
     instructor: Instructor, problem: ProblemDep, case_id: CaseId, service: ServiceDep

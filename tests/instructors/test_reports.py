@@ -121,10 +121,13 @@ def test_a_weak_test_set_is_reported_and_improves_when_a_case_is_added(
 
 def test_diagnosability_checks_its_query(api: TestClient):
     headers = bearer(add_tokens(api).instructor)
-    for value in ("0", "4", "x"):
+    for value in ("0", "5", "x"):
         response = api.get(DIAG, params={"max_faults": value}, headers=headers)
         assert response.status_code == 422, value
         assert error_of(response)["field"] == "max_faults"
+    # Past the problem's own search (3 faults), the report is that search's, and says so.
+    deepest = api.get(DIAG, params={"max_faults": 4}, headers=headers)
+    assert deepest.status_code == 200 and deepest.json()["max_faults"] == 3
     single = api.get(DIAG, params={"max_faults": 1}, headers=headers).json()
     assert single["combinations"] == 16 and single["pairs"]["total"] == 17 * 16 // 2
 
@@ -154,8 +157,17 @@ def test_stats_count_submissions_acceptance_and_diagnoses(api: TestClient):
     assert empty["submissions"] == 0 and empty["acceptance_rate"] is None
     assert empty["diagnoses"] == [] and empty["over_time"] == []
     assert api.get(STATS, params={"until": later}, headers=headers).json()["submissions"] == 2
-    bad = api.get(STATS, params={"since": later, "until": "2020-01-01T00:00:00"}, headers=headers)
-    assert bad.status_code == 422 and error_of(bad)["field"] == "since"
+    # An empty window is answered, with nothing in it.
+    window = {"since": later, "until": "2020-01-01T00:00:00"}
+    backwards = api.get(STATS, params=window, headers=headers)
+    assert backwards.status_code == 200 and backwards.json()["submissions"] == 0
+    # The ends of time, where a zone would move them past what a date can hold.
+    window = {"since": "0001-01-01T00:00:00+01:00", "until": "9999-12-31T23:59:59-01:00"}
+    assert api.get(STATS, params=window, headers=headers).json()["submissions"] == 2
+    # Only date-times (as documented): pydantic alone would read 0.5 as a Unix time.
+    for value in ("0.5", "2026-01-01", "tomorrow"):
+        bad = api.get(STATS, params={"until": value}, headers=headers)
+        assert bad.status_code == 422 and error_of(bad)["field"] == "until", value
 
 
 def _report(verdict: Verdict, codes: list[str]) -> str:

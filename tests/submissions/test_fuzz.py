@@ -1,4 +1,5 @@
-"""A bounded schemathesis pass over the whole OpenAPI document: no input gets a 5xx.
+"""Bounded schemathesis passes over the whole OpenAPI document: no input gets a 5xx, and the
+document is exact (every check schemathesis has, as a student and as an instructor).
 
 Both valid (positive) and invalid (negative) inputs are generated for every operation.
 """
@@ -16,6 +17,7 @@ from app.auth.tokens import create_token
 from app.main import create_app
 from tests.submissions.conftest import grader_settings
 from tests.support.codes import CORRECT
+from tests.support.exactness import check_document
 from tests.support.fuzz import fuzz
 
 EXAMPLES_PER_OPERATION = 25
@@ -70,3 +72,28 @@ def test_no_input_gets_a_server_error(tmp_path: Path) -> None:
         post = ("POST", "/api/problems/{problem_id}/submissions")
         # The pass reached the handler with accepted and with rejected inputs.
         assert seen[(*post, 2)] > 0 and seen[(*post, 4)] > 0, seen
+
+
+# Few enough that both passes take under a minute on two cores; every operation still gets the
+# coverage phase's scenarios (missing credentials, unsupported methods, each constraint broken).
+EXACT_EXAMPLES = 15
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("who", ["student", "instructor"])
+def test_the_openapi_document_is_exact(tmp_path: Path, who: str) -> None:
+    """``schemathesis run --checks all`` finds nothing, as a student (no token) and as an
+    instructor, on every operation the document lists (so a new route is checked too)."""
+    app = create_app(grader_settings(tmp_path / "data", None, workers=1))
+    with TestClient(app) as client:
+        headers = {}
+        if who == "instructor":
+            with client.app.state.sessions() as session:  # type: ignore[attr-defined]
+                _, token = create_token(session, "fuzzer", "instructor")
+                session.commit()
+            headers = {"Authorization": f"Bearer {token}"}
+        outcome = check_document(app, headers, EXACT_EXAMPLES)
+    assert len(outcome.operations) >= 14, outcome.operations
+    assert outcome.tested == outcome.operations, outcome.operations - outcome.tested
+    assert not outcome.failures and not outcome.errors, outcome.report()

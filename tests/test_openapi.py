@@ -1,0 +1,160 @@
+"""The OpenAPI document says what every route answers: the errors its dependencies raise (an auth
+check's 401/403), whether credentials are optional, the one error shape on every 4xx it lists,
+and which methods a path takes (the ``Allow`` of a 405). The mechanism is ``app.core.openapi``;
+these tests make a route that escapes it fail."""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Iterator
+from typing import Annotated, Any
+
+import pytest
+from fastapi import Depends, FastAPI
+from fastapi.security import HTTPBearer
+from fastapi.security.base import SecurityBase
+from fastapi.testclient import TestClient
+
+from app.auth.deps import Instructor, OptionalPrincipal
+from app.core.config import REPO_ROOT
+from app.core.errors import install_error_handlers
+from app.core.openapi import ERROR_REF, api_routes, doc_of, install_openapi, route_docs
+from app.main import create_app
+from tests.submissions.conftest import grader_settings
+
+ERROR_CONTENT = {"application/json": {"schema": ERROR_REF}}
+# At module level: the routes below are read with postponed annotations.
+OWN_SCHEME = HTTPBearer(auto_error=False)
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory: pytest.TempPathFactory) -> FastAPI:
+    return create_app(grader_settings(tmp_path_factory.mktemp("openapi") / "data", None))
+
+
+@pytest.fixture(scope="module")
+def document(app: FastAPI) -> dict[str, Any]:
+    body: dict[str, Any] = TestClient(app).get("/openapi.json").json()
+    return body
+
+
+def undeclared_auth(routes: list[Any]) -> Iterator[str]:
+    """Dependencies that authenticate but do not say what they answer: those of ``app.auth``,
+    and whatever reads a security scheme (a bearer token, a session cookie...) itself."""
+    for route in api_routes(routes):
+        stack = [route.dependant]
+        while stack:
+            node = stack.pop()
+            for child in node.dependencies:
+                reads_credentials = isinstance(child.call, SecurityBase)
+                if reads_credentials and node is not route.dependant and doc_of(node.call):
+                    continue
+                if reads_credentials or getattr(child.call, "__module__", "").startswith(
+                    "app.auth"
+                ):
+                    owner = node.call if reads_credentials else child.call
+                    if doc_of(owner) is None:
+                        yield f"{sorted(route.methods)} {route.path_format}: {owner!r}"
+                stack.append(child)
+
+
+def test_every_auth_dependency_says_what_it_answers(app: FastAPI) -> None:
+    assert list(undeclared_auth(app.routes)) == []
+
+
+def test_a_route_reading_credentials_without_the_mechanism_is_caught() -> None:
+    bare = FastAPI()
+
+    @bare.get("/own-check")
+    def own_check(credentials: Annotated[Any, Depends(OWN_SCHEME)]) -> None: ...
+
+    @bare.get("/fine")
+    def fine(principal: Instructor) -> None: ...
+
+    found = list(undeclared_auth(bare.routes))
+    assert len(found) == 1 and "/own-check" in found[0], found
+
+
+def test_every_route_documents_what_its_dependencies_answer(
+    app: FastAPI, document: dict[str, Any]
+) -> None:
+    checked = 0
+    for route in api_routes(app.routes):
+        if not route.include_in_schema:
+            continue
+        docs = route_docs(route)
+        for method in route.methods:
+            operation = document["paths"][route.path_format][method.lower()]
+            for doc in docs:
+                for status in doc.errors:
+                    response = operation["responses"][str(status)]
+                    assert response["content"] == ERROR_CONTENT, (route.path_format, status)
+                    checked += 1
+            if docs:
+                optional = all(doc.optional for doc in docs)
+                assert ({} in operation["security"]) == optional, route.path_format
+    # Instructor routes (401 and 403), and student routes that take an optional token.
+    assert checked >= 2 * 8
+
+
+def test_instructor_and_optional_token_routes_read_as_such(document: dict[str, Any]) -> None:
+    paths = document["paths"]
+    listing = paths["/api/problems/{problem_id}/test-cases"]
+    assert listing["get"]["security"] == [{"HTTPBearer": []}, {}]
+    assert listing["post"]["security"] == [{"HTTPBearer": []}]
+    for operation in (listing["get"], listing["post"]):
+        assert {"401", "403"} <= set(operation["responses"])
+        assert "WWW-Authenticate" in operation["responses"]["401"]["headers"]
+    submit = paths["/api/problems/{problem_id}/submissions"]["post"]
+    assert submit["security"] == [{"HTTPBearer": []}, {}] and "403" in submit["responses"]
+    assert "security" not in paths["/api/problems"]["get"]
+
+
+def test_a_new_route_is_documented_by_its_dependencies_alone() -> None:
+    bare = FastAPI()
+    install_error_handlers(bare)
+
+    @bare.get("/staff")
+    def staff(principal: Instructor) -> None: ...
+
+    @bare.get("/anyone")
+    def anyone(principal: OptionalPrincipal) -> None: ...
+
+    install_openapi(bare)
+    paths = bare.openapi()["paths"]
+    assert paths["/staff"]["get"]["security"] == [{"HTTPBearer": []}]
+    assert paths["/anyone"]["get"]["security"] == [{"HTTPBearer": []}, {}]
+    for path in ("/staff", "/anyone"):
+        for status in ("401", "403"):
+            assert paths[path]["get"]["responses"][status]["content"] == ERROR_CONTENT
+
+
+def test_every_error_listed_has_the_one_error_shape(document: dict[str, Any]) -> None:
+    assert "HTTPValidationError" not in document["components"]["schemas"]
+    for path, operations in document["paths"].items():
+        for method, operation in operations.items():
+            for status, response in operation["responses"].items():
+                if status.startswith("4"):
+                    assert response["content"] == ERROR_CONTENT, (method, path, status)
+
+
+def test_a_405_lists_every_method_of_its_path(app: FastAPI, document: dict[str, Any]) -> None:
+    client = TestClient(app)
+    for path, operations in document["paths"].items():
+        url = path.replace("{", "").replace("}", "")  # any value routes alike
+        documented = {method.upper() for method in operations}
+        for method in sorted({"GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"} - documented):
+            response = client.request(method, url)
+            assert response.status_code == 405, (method, url)
+            allowed = {m.strip() for m in response.headers["allow"].split(",")}
+            assert allowed == documented, (method, url)
+            assert response.json()["error"]["code"] == "method_not_allowed"
+
+
+def test_each_fuzz_exception_names_one_operation(document: dict[str, Any]) -> None:
+    """schemathesis.toml may relax a check for an operation whose answer depends on data the
+    document cannot describe; never for the whole document."""
+    config = tomllib.loads((REPO_ROOT / "schemathesis.toml").read_text())
+    for exception in config.get("operations", []):
+        path, method = exception["include-path"], exception["include-method"].lower()
+        assert method in document["paths"][path], exception
