@@ -230,8 +230,13 @@ def list_members(
     if where.status is not None:
         conditions.append(Membership.status == where.status)
     if where.q:
-        pattern = f"%{where.q.strip().lower()}%"
-        conditions.append(func.lower(User.name).like(pattern) | User.email.like(pattern))
+        # Escaped: a "_" in an email is a character to find, not LIKE's wildcard.
+        text = where.q.strip().lower()
+        text = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        pattern = f"%{text}%"
+        conditions.append(
+            func.lower(User.name).like(pattern, escape="\\") | User.email.like(pattern, escape="\\")
+        )
     base = select(Membership, User).join(User, User.id == Membership.user_id).where(*conditions)
     total = session.scalar(select(func.count()).select_from(base.subquery())) or 0
     rows = session.execute(
