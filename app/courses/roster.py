@@ -80,6 +80,11 @@ def decode(data: bytes) -> str:
 def _header(cells: list[str]) -> dict[str, int]:
     names = [c.strip().lower() for c in cells]
     unknown = [n for n in names if n not in (*REQUIRED, *OPTIONAL)]
+    if any("@" in n for n in unknown):
+        raise invalid_file(
+            f"the first line must be a header naming the columns {COLUMNS_TEXT}; "
+            "it looks like a row"
+        )
     if unknown:
         raise invalid_file(
             f"unexpected column {unknown[0]!r} in the header; the columns are {COLUMNS_TEXT}"
