@@ -77,7 +77,7 @@ function memberRow(m, reload, notice) {
     h("td", {}, ROLE_LABEL[m.role] || m.role),
     h("td", {}, m.section || ""),
     h("td", {}, h("span", { class: `status status-${m.status}` }, m.status), m.has_password ? "" : h("span", { class: "note" }, " · no password")),
-    canManage() ? h("td", { class: "row-actions" }, actions) : null,
+    canManage() ? h("td", {}, h("div", { class: "row-actions" }, actions)) : null,
   );
 }
 
@@ -121,17 +121,24 @@ async function renderSections(el) {
   return data.sections;
 }
 
+// The section filter's choices follow the roster (an upload may bring new sections).
+function sectionOptions(select, sections) {
+  const current = select.value || state.filters.section;
+  fill(select, h("option", { value: "" }, "Every section"), sections.filter((s) => s.name !== null).map((s) => h("option", { value: s.name, selected: s.name === current }, s.name)));
+}
+
 function filtersForm(sections, onChange) {
   const role = h("select", { id: "filter-role" }, options([["", "Every role"], ...ROLES.map((r) => [r, ROLE_LABEL[r]])], state.filters.role));
-  const section = h("select", { id: "filter-section" }, h("option", { value: "" }, "Every section"), sections.filter((s) => s.name !== null).map((s) => h("option", { value: s.name }, s.name)));
+  const section = h("select", { id: "filter-section" });
+  sectionOptions(section, sections);
   const status = h("select", { id: "filter-status" }, options([["", "Every status"], ["active", "Active"], ["blocked", "Blocked"], ["removed", "Removed"]], state.filters.status));
   const q = h("input", { id: "filter-q", type: "search", placeholder: "Name or email", maxlength: "200" });
   const form = h(
     "form",
     { class: "inline-form", id: "roster-filters" },
-    h("label", { for: "filter-role" }, "Role"), role,
-    h("label", { for: "filter-section" }, "Section"), section,
-    h("label", { for: "filter-status" }, "Status"), status,
+    h("label", { for: "filter-role" }, "Show role"), role,
+    h("label", { for: "filter-section" }, "Show section"), section,
+    h("label", { for: "filter-status" }, "Show status"), status,
     h("label", { for: "filter-q" }, "Search"), q,
     h("button", { type: "submit", class: "button small" }, "Filter"),
   );
@@ -265,7 +272,9 @@ async function main() {
   const sectionsEl = h("div", { id: "sections" });
   const refresh = async () => {
     try {
-      await Promise.all([renderTable(table, notice), renderSections(sectionsEl)]);
+      const [, found] = await Promise.all([renderTable(table, notice), renderSections(sectionsEl)]);
+      const select = document.getElementById("filter-section");
+      if (select) sectionOptions(select, found);
     } catch (err) {
       message(notice, describeError(err), "error");
     }
