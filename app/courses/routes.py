@@ -129,6 +129,7 @@ async def list_courses(
             403: "Blocked or removed from that course",
             404: "No open course has this code",
             413: "Body too large",
+            422: "Invalid body",
         }
     ),
 )
@@ -160,6 +161,7 @@ async def get_course(access: CourseMember, sessions: SessionsDep) -> CourseOut:
             400: "Body is not JSON",
             409: "Archived course cannot open joining",
             413: "Body too large",
+            422: "Invalid body",
         }
     ),
 )
@@ -250,6 +252,7 @@ async def add_member(
             400: "Body is not JSON",
             409: "Would leave the course without an active instructor",
             413: "Body too large",
+            422: "Invalid body",
         }
     ),
 )

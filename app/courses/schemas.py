@@ -71,10 +71,15 @@ class JoinResult(BaseModel):
     joined: bool = Field(description="false: the caller was already a member (nothing changed).")
 
 
+# The shape normalize_email accepts (it also trims and lower-cases); documented so clients and
+# generated requests know it.
+EMAIL_PATTERN = r"^\s*[^@\s]+@[^@\s]+\.[^@\s]+\s*$"
+
+
 class MemberCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    email: str = Field(min_length=3, max_length=254)
+    email: str = Field(min_length=3, max_length=254, pattern=EMAIL_PATTERN)
     name: str = Field(default="", max_length=MAX_NAME)
     role: CourseRole = "student"
     section: str | None = Field(default=None, max_length=MAX_SECTION)

@@ -109,7 +109,7 @@ def test_adding_one_person(
     for body, status, code, field in (
         ({"email": "ADA@example.edu", "name": "Ada"}, 409, "already_member", "email"),
         ({"email": "student@example.edu"}, 409, "already_member", "email"),
-        ({"email": "not-an-email", "name": "N"}, 422, "invalid_member", "email"),
+        ({"email": "not-an-email", "name": "N"}, 422, "invalid_request", "email"),
         ({"email": "n@example.edu", "role": "admin"}, 422, "invalid_request", "role"),
         ({"email": "n@example.edu", "section": "s" * 65}, 422, "invalid_request", "section"),
         ({"email": "n@example.edu", "status": "active"}, 422, "invalid_request", "status"),
