@@ -271,15 +271,19 @@ def apply(session: Session, course_id: int, roster: Roster) -> RosterResult:
     users, members = _existing(session, course_id, emails)
     _check_instructors(session, course_id, roster, users, members)
     counts = {"created": 0, "enrolled": 0, "updated": 0, "unchanged": 0, "inactive": 0}
+    newcomers: list[Membership] = []
     try:
         for row in roster.rows:
             user = users.get(row.email)
             if user is None:
-                user = create_user(session, row.email, row.name)
+                # Memberships wait until the end: each pending one would otherwise be flushed
+                # by the next account's lookup, a round trip per row.
+                with session.no_autoflush:
+                    user = create_user(session, row.email, row.name)
                 counts["created"] += 1
             member = members.get(user.id)
             if member is None:
-                session.add(
+                newcomers.append(
                     Membership(
                         course_id=course_id,
                         user_id=user.id,
@@ -299,6 +303,7 @@ def apply(session: Session, course_id: int, roster: Roster) -> RosterResult:
                 continue
             member.role, member.section = role, section
             counts["updated"] += 1
+        session.add_all(newcomers)
         session.commit()
     except (AccountError, IntegrityError):
         # Someone else enrolled or registered one of these people meanwhile: nothing was kept.
