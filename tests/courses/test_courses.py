@@ -215,12 +215,19 @@ def test_a_removed_or_blocked_students_token_is_refused_on_the_course(
         json={"status": "blocked"},
         headers=teach,
     )
-    for who, status in (("student", "removed"), ("student_b", "blocked")):
-        response = client.get(f"/api/courses/{course}", headers=people.headers(who))
-        assert response.status_code == 403
-        error = error_of(response)
-        assert error["code"] == "membership_inactive"
-        assert status in error["message"]
+    client.delete(f"/api/courses/{course}/members/{people.users['ta']}", headers=teach)
+    for who, status in (("student", "removed"), ("student_b", "blocked"), ("ta", "removed")):
+        for path in ("", "/members", "/sections"):
+            response = client.get(f"/api/courses/{course}{path}", headers=people.headers(who))
+            assert response.status_code == 403, (who, path)
+            error = error_of(response)
+            assert error["code"] == "membership_inactive"
+            assert status in error["message"]
+    # Nor can they change anything a member could.
+    response = client.post(
+        "/api/courses/join", json={"code": "JOIN-COURSE"}, headers=people.headers("ta")
+    )
+    assert response.status_code == 403
     # Reinstated: the same token works again.
     client.patch(
         f"/api/courses/{course}/members/{people.users['student']}",
