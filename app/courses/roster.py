@@ -24,6 +24,7 @@ from app.auth.models import User
 from app.core.errors import ApiError, ErrorBody
 from app.courses.models import COURSE_ROLES, Membership
 from app.courses.schemas import MAX_NAME, MAX_SECTION, RosterErrorResponse, RosterResult, RowError
+from app.courses.service import lock_roster
 
 REQUIRED = ("email", "name")
 OPTIONAL = ("section", "role")
@@ -267,6 +268,7 @@ def _check_instructors(
 
 def apply(session: Session, course_id: int, roster: Roster) -> RosterResult:
     """Enrol, update or leave each row's person, in one transaction."""
+    lock_roster(session, course_id)
     emails = [r.email for r in roster.rows]
     users, members = _existing(session, course_id, emails)
     _check_instructors(session, course_id, roster, users, members)

@@ -321,9 +321,17 @@ def _member_or_404(session: Session, course_id: int, user_id: int) -> tuple[Memb
     return member, user
 
 
+def lock_roster(session: Session, course_id: int) -> None:
+    """Serialises changes to one course's roster (PostgreSQL: a row lock on the course until
+    commit; SQLite has one writer anyway), so two instructors demoting each other at once cannot
+    both pass the last-instructor check."""
+    session.execute(select(Course.id).where(Course.id == course_id).with_for_update())
+
+
 def update_member(
     session: Session, course_id: int, user_id: int, change: MemberUpdate
 ) -> MemberOut:
+    lock_roster(session, course_id)
     member, user = _member_or_404(session, course_id, user_id)
     role = change.role or member.role
     status = change.status or member.status

@@ -3,11 +3,16 @@ and the section counts, on SQLite and on a real PostgreSQL."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 from fastapi.testclient import TestClient
 
+from app.core.errors import ApiError
+from app.courses import service
+from app.courses.schemas import MemberUpdate
 from app.main import create_app
+from tests.conftest import truncate_all
 from tests.courses.conftest import snapshot
 from tests.instructors.conftest import make_settings
 from tests.support.people import seed_people
@@ -43,3 +48,45 @@ def test_the_roster_on_both_databases(tmp_path: Path, database_url: str | None) 
         sections = client.get(f"/api/courses/{course}/sections", headers=staff).json()
         counts = {s["name"]: s["students"] for s in sections["sections"]}
         assert counts == {"A": 1, "B": 1, "S0": 200, "S1": 200, "S2": 200, None: 0}
+
+
+def test_two_instructors_demoting_each_other_at_once_leave_one(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    truncate_all(postgres_url)
+    with TestClient(create_app(make_settings(tmp_path / "data", postgres_url))) as client:
+        sessions = client.app.state.sessions  # type: ignore[attr-defined]
+        people = seed_people(sessions)
+        course = people.courses["course"]
+        first, second = people.users["instructor"], people.users["ta"]
+        promoted = client.patch(
+            f"/api/courses/{course}/members/{second}",
+            json={"role": "instructor"},
+            headers=people.headers("instructor"),
+        )
+        assert promoted.status_code == 200
+        outcome: list[str] = []
+
+        def demote_first() -> None:
+            with sessions() as session:
+                try:
+                    service.update_member(session, course, first, MemberUpdate(role="ta"))
+                    outcome.append("demoted")
+                except ApiError as exc:
+                    outcome.append(exc.body.error.code)
+
+        with sessions() as session:
+            # The first instructor's change is under way (the roster locked) when the second's
+            # arrives: the second must wait for it, then see it.
+            service.lock_roster(session, course)
+            other = threading.Thread(target=demote_first)
+            other.start()
+            other.join(timeout=1.0)
+            assert other.is_alive(), "the second change did not wait for the first"
+            service.update_member(session, course, second, MemberUpdate(role="ta"))
+        other.join(timeout=30)
+        assert outcome == ["last_instructor"]
+        members = client.get(
+            f"/api/courses/{course}/members?role=instructor", headers=people.headers("instructor")
+        ).json()
+        assert [m["user_id"] for m in members["items"]] == [first]
