@@ -7,7 +7,6 @@ commit only when everything they change is valid, so a refused request changes n
 from __future__ import annotations
 
 import secrets
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -382,14 +381,3 @@ def reset_link_for(
     secret = issue_reset_link(session, user_id, issued_by)
     session.commit()
     return secret, expires_at
-
-
-def memberships_of(session: Session, course_id: int) -> Sequence[tuple[Membership, User]]:
-    return [
-        (m, u)
-        for m, u in session.execute(
-            select(Membership, User)
-            .join(User, User.id == Membership.user_id)
-            .where(Membership.course_id == course_id)
-        ).all()
-    ]
