@@ -16,6 +16,9 @@ from app.core.bodies import BodyLimitMiddleware
 from app.core.config import Settings, get_settings
 from app.core.errors import install_error_handlers
 from app.core.openapi import install_openapi
+from app.courses.pages import router as course_pages_router
+from app.courses.routes import roster_cap
+from app.courses.routes import router as courses_router
 from app.lifespan import lifespan
 from app.problems.loader import load_problems
 from app.problems.routes import router as problems_router
@@ -42,6 +45,8 @@ def healthz() -> dict[str, str]:
 
 ROUTERS = (
     accounts_router,
+    courses_router,
+    course_pages_router,
     problems_router,
     pages_router,
     wheel_router,
@@ -76,6 +81,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     ceiling = BODY_CEILING_SLACK + max(
         submission_body_cap(settings.max_code_bytes).limit,
         case_body_cap(settings.case_max_upload_bytes).limit,
+        roster_cap(settings.roster_max_bytes).limit,
     )
     app.add_middleware(BodyLimitMiddleware, limit=ceiling)
     for router in ROUTERS:

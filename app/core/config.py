@@ -231,6 +231,20 @@ class Settings(BaseSettings):
         description="Largest test-case request body (JSON or .npz upload), in bytes.",
     )
 
+    # Course rosters (app/courses).
+    roster_max_rows: int = Field(
+        default=5000,
+        ge=1,
+        le=100_000,
+        description="Most rows (besides the header) in one roster CSV upload.",
+    )
+    roster_max_bytes: int = Field(
+        default=2 * 1024 * 1024,
+        ge=1024,
+        le=64 * 1024 * 1024,
+        description="Largest roster CSV upload (the whole request body), in bytes.",
+    )
+
     @model_validator(mode="after")
     def _unsafe_sandbox_needs_opt_in(self) -> Settings:
         if self.sandbox == "process" and not self.allow_unsafe_sandbox:

@@ -61,6 +61,25 @@ RULES: dict[tuple[str, str], Rule] = {
     ("DELETE", "/api/problems/{problem_id}/test-cases/{case_id}"): Rule(
         CATALOG_STAFF, consumes=True
     ),
+    # Courses and rosters.
+    ("GET", "/courses"): Rule(EVERYONE),
+    ("GET", "/courses/{course_id}/roster"): Rule(EVERYONE),
+    ("GET", "/join/{code}"): Rule(EVERYONE),
+    ("GET", "/api/courses"): Rule(SIGNED_IN),
+    ("POST", "/api/courses"): Rule(CATALOG_STAFF),
+    ("POST", "/api/courses/join"): Rule(SIGNED_IN),
+    ("GET", "/api/courses/{course_id}"): Rule(COURSE_MEMBERS),
+    ("PATCH", "/api/courses/{course_id}"): Rule(COURSE_INSTRUCTORS),
+    ("DELETE", "/api/courses/{course_id}"): Rule(COURSE_INSTRUCTORS, consumes=True),
+    ("GET", "/api/courses/{course_id}/members"): Rule(COURSE_STAFF),
+    ("POST", "/api/courses/{course_id}/members"): Rule(COURSE_INSTRUCTORS),
+    ("PATCH", "/api/courses/{course_id}/members/{user_id}"): Rule(COURSE_INSTRUCTORS),
+    ("DELETE", "/api/courses/{course_id}/members/{user_id}"): Rule(
+        COURSE_INSTRUCTORS, consumes=True
+    ),
+    ("POST", "/api/courses/{course_id}/members/{user_id}/reset-link"): Rule(COURSE_INSTRUCTORS),
+    ("GET", "/api/courses/{course_id}/sections"): Rule(COURSE_STAFF),
+    ("POST", "/api/courses/{course_id}/roster"): Rule(COURSE_INSTRUCTORS),
     ("GET", "/api/submissions/{submission_id}"): Rule(EVERYONE),
     ("GET", "/api/submissions/{submission_id}/events"): Rule(EVERYONE),
     ("POST", "/api/submissions/{submission_id}/regrade"): Rule(CATALOG_STAFF),

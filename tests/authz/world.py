@@ -58,6 +58,7 @@ def build_world(api: TestClient) -> World:
             "override_id": str(override.id),
             "token_id": str(token.id),
             "filename": _wheel_name(),
+            "code": "JOIN-COURSE",
         }
         session.commit()
     values["submission_id"] = _graded_submission(api, people, assignment_id)
