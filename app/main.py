@@ -11,6 +11,8 @@ import logging
 from fastapi import APIRouter, FastAPI
 from fastapi.staticfiles import StaticFiles
 
+from app.auth.account_routes import router as account_router
+from app.auth.admin_routes import router as admin_users_router
 from app.auth.routes import router as accounts_router
 from app.core.bodies import BodyLimitMiddleware
 from app.core.config import Settings, get_settings
@@ -41,6 +43,8 @@ def healthz() -> dict[str, str]:
 
 ROUTERS = (
     accounts_router,
+    account_router,
+    admin_users_router,
     problems_router,
     pages_router,
     wheel_router,
