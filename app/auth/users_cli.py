@@ -7,14 +7,16 @@ import argparse
 import sys
 
 from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
 
 from app.auth.accounts import AccountError, create_user, find_by_email, issue_reset_link
 from app.auth.models import User
 from app.auth.passwords import PasswordError, check_new_password, hash_password
 from app.auth.tokens import ACCOUNT_ROLES
+from app.core.config import Settings
 
 
-def _settings_and_sessions():  # type: ignore[no-untyped-def]
+def _settings_and_sessions() -> tuple[Settings, sessionmaker[Session]]:
     from app.auth.cli import _sessions
     from app.core.config import get_settings
 
