@@ -13,6 +13,7 @@ from fastapi.staticfiles import StaticFiles
 
 from app.auth.account_routes import router as account_router
 from app.auth.admin_routes import router as admin_users_router
+from app.auth.oidc_routes import router as oidc_router
 from app.auth.routes import router as accounts_router
 from app.core.bodies import BodyLimitMiddleware
 from app.core.config import Settings, get_settings
@@ -45,6 +46,7 @@ ROUTERS = (
     accounts_router,
     account_router,
     admin_users_router,
+    oidc_router,
     problems_router,
     pages_router,
     wheel_router,
