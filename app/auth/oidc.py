@@ -30,8 +30,11 @@ from app.db.base import utcnow
 
 with warnings.catch_warnings():
     # authlib warns on importing its httpx integration that a rename is coming; the client
-    # itself is current.
-    warnings.simplefilter("ignore")
+    # itself is current. Its own module registers an "always" filter when first imported,
+    # so it is imported before this "ignore" goes in front of it.
+    import authlib.deprecate
+
+    warnings.simplefilter("ignore", authlib.deprecate.AuthlibDeprecationWarning)
     from authlib.integrations.httpx_client import AsyncOAuth2Client
 
 BROWSER_COOKIE = "tj_oidc"
@@ -123,7 +126,9 @@ def safe_next(path: str | None) -> str:
     """Only a path of this site: never another host (``//evil``, ``/\\evil``, a scheme)."""
     if not path or not path.startswith("/") or path.startswith(("//", "/\\")):
         return "/"
-    if any(c in path for c in "\r\n\\") or len(path) > 500:
+    # Browsers drop tabs and newlines from URLs ("/\t/evil" becomes "//evil"): no control
+    # characters, spaces or backslashes at all.
+    if any(ord(c) < 0x21 or c in "\\\x7f" for c in path) or len(path) > 500:
         return "/"
     return path
 

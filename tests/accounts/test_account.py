@@ -106,3 +106,11 @@ def test_password_change(api: TestClient, people: People):
     api.cookies.clear()
     assert login(api).status_code == 401
     assert login(api, password="a new long password").status_code == 200
+
+
+def test_token_use_is_recorded(api: TestClient, people: People):
+    student = people.headers("student")
+    before = api.get("/api/account/tokens", headers=student).json()[0]
+    # This very request used the token: it is recorded (at most every few minutes).
+    assert before["last_used_at"] is not None
+    assert before["revoked_at"] is None
