@@ -59,15 +59,27 @@ async def read_json(request: Request, model: type[Model]) -> Model:
         raise ApiError(422, "invalid_request", message, field) from None
 
 
-def check_same_site(request: Request) -> None:
+def _own_hosts(request: Request, settings: Settings) -> set[str]:
+    """The host names this service answers as: the request's Host, a proxy's X-Forwarded-Host
+    (a cross-site page cannot set that header without a preflight), and GRADER_PUBLIC_URL."""
+    hosts = {request.headers.get("host", "")}
+    forwarded = request.headers.get("x-forwarded-host")
+    if forwarded:
+        hosts.add(forwarded.split(",")[0].strip())
+    if settings.public_url:
+        hosts.add(urlsplit(settings.public_url).netloc)
+    return {h.lower() for h in hosts if h}
+
+
+def check_same_site(request: Request, settings: Settings) -> None:
     """403 ``cross_site`` when the browser says another site sent this request."""
     site = request.headers.get("sec-fetch-site")
     if site is not None and site.lower() not in ALLOWED_FETCH_SITES:
         raise ApiError(403, "cross_site", "this request must come from this site's own page")
     origin = request.headers.get("origin")
     if origin is not None:
-        host = request.headers.get("host", "")
-        if origin == "null" or urlsplit(origin).netloc.lower() != host.lower():
+        host = urlsplit(origin).netloc.lower()
+        if origin == "null" or host not in _own_hosts(request, settings):
             raise ApiError(403, "cross_site", "this request must come from this site's own page")
 
 

@@ -101,7 +101,7 @@ async def login(
 ) -> Me:
     """Sign in with email and password: sets the session cookie and answers who signed in with
     the session's CSRF token. Anyone; only from this site's own pages (JSON only)."""
-    check_same_site(request)
+    check_same_site(request, settings)
     body = await read_json(request, LoginIn)
     me_, secret = await run_in_threadpool(
         _login, sessions, settings, body, client_address(request), request.cookies.get(COOKIE)
@@ -165,7 +165,7 @@ async def reset_password(
 ) -> Me:
     """Set a password with a reset link's secret: the link is used up, every session of the
     account ends, and this browser is signed in. Anyone holding the link; same-site only."""
-    check_same_site(request)
+    check_same_site(request, settings)
     body = await read_json(request, ResetIn)
     try:
         check_new_password(body.password, settings.password_min_length)
@@ -211,6 +211,6 @@ async def exchange_token(
 ) -> TokenCreated:
     """A new personal access token for email and password (what `tj login` calls); the secret
     is in this answer only. Anyone with the credentials, under the sign-in throttle."""
-    check_same_site(request)
+    check_same_site(request, settings)
     body = await read_json(request, TokenExchangeIn)
     return await run_in_threadpool(_exchange, sessions, settings, body, client_address(request))

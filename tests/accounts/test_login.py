@@ -118,6 +118,13 @@ def test_login_refuses_a_cross_site_form(api: TestClient, people: People):
     assert same.status_code == 200
     for r in (form, text, other_origin, cross):
         assert "set-cookie" not in r.headers
+    # Behind a proxy that rewrites Host: its X-Forwarded-Host names the site.
+    proxied = api.post(
+        "/api/auth/login",
+        json=body,
+        headers={"Origin": "https://judge.example.edu", "X-Forwarded-Host": "judge.example.edu"},
+    )
+    assert proxied.status_code == 200
 
 
 def test_login_body_errors(api: TestClient, people: People):
