@@ -1,4 +1,4 @@
-"""Command line: ``python -m app serve|worker|tokens|cases|problems|config-docs``."""
+"""Command line: ``python -m app serve|worker|tokens|users|cases|problems|config-docs``."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from app.auth.cli import add_token_commands
+from app.auth.users_cli import add_user_commands
 from app.authoring.cli import add_problem_commands
 from app.core.config import get_settings
 from app.testcases.cli import add_case_commands
@@ -73,6 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     docs.add_argument("--check", action="store_true", help="exit 1 if the page is stale")
     docs.set_defaults(handler=_config_docs)
     add_token_commands(commands)
+    add_user_commands(commands)
     add_case_commands(commands)
     add_problem_commands(commands)
     return parser

@@ -11,6 +11,9 @@ import logging
 from fastapi import APIRouter, FastAPI
 from fastapi.staticfiles import StaticFiles
 
+from app.auth.account_routes import router as account_router
+from app.auth.admin_routes import router as admin_users_router
+from app.auth.oidc_routes import router as oidc_router
 from app.auth.routes import router as accounts_router
 from app.core.bodies import BodyLimitMiddleware
 from app.core.config import Settings, get_settings
@@ -47,6 +50,9 @@ ROUTERS = (
     accounts_router,
     courses_router,
     course_pages_router,
+    account_router,
+    admin_users_router,
+    oidc_router,
     problems_router,
     pages_router,
     wheel_router,

@@ -132,3 +132,14 @@ async def require_user(principal: OptionalPrincipal) -> Principal:
 
 
 CurrentUser = Annotated[Principal, Depends(require_user)]
+
+
+@documented({403: "Not an admin"}, optional=False)
+async def require_admin(principal: CurrentUser) -> Principal:
+    """The deployment's administrators only."""
+    if not principal.is_admin:
+        raise ApiError(403, "forbidden", "this route is for administrators", "Authorization")
+    return principal
+
+
+Admin = Annotated[Principal, Depends(require_admin)]

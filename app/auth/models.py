@@ -101,3 +101,21 @@ class LoginFailure(Base):
         Index("ix_login_failures_email_at", "email", "at"),
         Index("ix_login_failures_address_at", "address", "at"),
     )
+
+
+class OidcLogin(Base):
+    """A single sign-on round trip under way: what the callback needs to check the provider's
+    answer. ``id`` is the SHA-256 of the ``state`` sent to the provider; ``browser_sha256`` that
+    of a short-lived cookie, so only the browser that started it can finish it; ``used_at``
+    makes it single use."""
+
+    __tablename__ = "oidc_logins"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    browser_sha256: Mapped[str] = mapped_column(String(64))
+    nonce: Mapped[str] = mapped_column(String(64))
+    code_verifier: Mapped[str] = mapped_column(String(128))
+    next_path: Mapped[str] = mapped_column(String(500), default="/")
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    used_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)

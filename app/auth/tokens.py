@@ -12,6 +12,7 @@ import hmac
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Literal
 
 from sqlalchemy import select, update
@@ -28,6 +29,7 @@ ACCOUNT_ROLES: tuple[AccountRole, ...] = ("member", "instructor", "admin")
 Role = Literal["instructor", "admin"]
 ROLES: tuple[Role, ...] = ("instructor", "admin")
 TOKEN_PREFIX = "tj_"
+LAST_USED_EVERY = timedelta(minutes=5)
 
 
 class TokenError(ValueError):
@@ -134,6 +136,12 @@ def authenticate(session: Session, token: str) -> Principal | None:
         return None
     if row.revoked_at is not None or user.disabled_at is not None:
         return None
+    now = utcnow()
+    if row.last_used_at is None or now - row.last_used_at > LAST_USED_EVERY:
+        # Shown on the account page so a person can tell a forgotten token from a live one;
+        # written at most this often, so reads do not all write.
+        row.last_used_at = now
+        session.commit()
     return principal_of(user, token_id=row.id)
 
 

@@ -77,6 +77,70 @@ class Settings(BaseSettings):
         le=24 * 365,
         description="How long a sign-in on the page lasts, in hours.",
     )
+    session_cookie_secure: bool | None = Field(
+        default=None,
+        description="Send the session cookie only over HTTPS; unset means true when "
+        "GRADER_ENV=production (set true behind a TLS proxy in development too).",
+    )
+    password_min_length: int = Field(
+        default=10, ge=8, le=128, description="Shortest password an account may set."
+    )
+    login_window_seconds: float = Field(
+        default=15 * 60,
+        gt=0,
+        le=86400,
+        description="Window over which failed sign-ins are counted for throttling, in seconds.",
+    )
+    login_max_failures_per_email: int = Field(
+        default=5,
+        ge=1,
+        le=10_000,
+        description="Failed sign-ins for one email within the window before sign-in to it "
+        "answers 429 (even with the right password) until the window passes.",
+    )
+    login_max_failures_per_address: int = Field(
+        default=20,
+        ge=1,
+        le=100_000,
+        description="Failed sign-ins from one client address within the window before that "
+        "address gets 429.",
+    )
+    public_url: str | None = Field(
+        default=None,
+        description="The service's address as people reach it (e.g. https://judge.example.edu); "
+        "used in mailed reset links and as the single sign-on redirect's base. Unset means the "
+        "address of the request.",
+    )
+    mailer: Literal["log", "smtp"] = Field(
+        default="log",
+        description="How password-reset links are sent when one is mailed: 'log' writes the link "
+        "to the server log (no mail server needed); 'smtp' sends it through GRADER_SMTP_*.",
+    )
+    smtp_host: str = Field(default="127.0.0.1", description="SMTP server for mailer=smtp.")
+    smtp_port: int = Field(default=25, ge=1, le=65535, description="Its port.")
+    smtp_from: str = Field(
+        default="tensorjudge@localhost", description="The From address of mailed links."
+    )
+    smtp_user: str | None = Field(default=None, description="SMTP login; unset sends without.")
+    smtp_password: str | None = Field(default=None, description="SMTP password.")
+    smtp_starttls: bool = Field(
+        default=False, description="Upgrade the SMTP connection with STARTTLS before login."
+    )
+    oidc_issuer: str | None = Field(
+        default=None,
+        description="Single sign-on: the OpenID Connect issuer URL (its "
+        "/.well-known/openid-configuration is read); unset turns single sign-on off.",
+    )
+    oidc_client_id: str | None = Field(
+        default=None, description="Single sign-on: this service's client id at the provider."
+    )
+    oidc_client_secret: str | None = Field(
+        default=None, description="Single sign-on: the client secret the provider issued."
+    )
+    oidc_label: str = Field(
+        default="single sign-on",
+        description="The provider's name on the sign-in page's button ('Sign in with <label>').",
+    )
 
     sandbox: SandboxKind = Field(
         default="bwrap",
@@ -273,6 +337,16 @@ class Settings(BaseSettings):
                     "(e.g. `openssl rand -hex 24`)"
                 )
         return self
+
+    @property
+    def secure_cookies(self) -> bool:
+        if self.session_cookie_secure is not None:
+            return self.session_cookie_secure
+        return self.env == "production"
+
+    @property
+    def oidc_enabled(self) -> bool:
+        return bool(self.oidc_issuer and self.oidc_client_id)
 
     @property
     def extra_problem_dirs(self) -> list[Path]:

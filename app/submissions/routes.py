@@ -19,6 +19,7 @@ from app.auth.tokens import Principal
 from app.core.bodies import BodyCap, read_capped
 from app.core.errors import ApiError, error_responses, first_error
 from app.problems.deps import ProblemDep
+from app.submissions.access import may_read
 from app.submissions.deps import SubmissionServiceDep
 from app.submissions.notices import ACTIVITY, COMPLETIONS
 from app.submissions.schemas import (
@@ -98,7 +99,11 @@ def _location(submission_id: str) -> str:
     "/api/problems/{problem_id}/submissions",
     status_code=202,
     response_model=SubmissionOut,
-    responses={200: {"model": SubmissionOut, "description": "Finished within ?wait"}, **_ERRORS},
+    responses={
+        200: {"model": SubmissionOut, "description": "Finished within ?wait"},
+        **_ERRORS,
+        **error_responses({401: "Anonymous practice is off and no account signed in"}),
+    },
     openapi_extra={
         "requestBody": {
             "required": True,
@@ -130,7 +135,16 @@ async def create_submission(
     ] = None,
 ) -> SubmissionOut:
     """Queue code for grading. 202 with the queued submission and a ``Location``; with
-    ``?wait=N``, 200 and the result if grading finishes within N seconds."""
+    ``?wait=N``, 200 and the result if grading finishes within N seconds. Anyone while
+    anonymous practice is on (GRADER_ANONYMOUS_PRACTICE), else any signed-in account."""
+    if principal is None and not service.settings.anonymous_practice:
+        raise ApiError(
+            401,
+            "unauthenticated",
+            "sign in to submit: this server does not take anonymous practice submissions",
+            "Authorization",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
     body = await _parse_body(request, service.settings.max_code_bytes)
     deadline = time.monotonic() + wait
     new_id = str(uuid.uuid4())
@@ -145,6 +159,7 @@ async def create_submission(
             client=client_of(request, principal),
             idempotency_key=idempotency_key,
             submission_id=new_id,
+            user_id=principal.user_id if principal is not None else None,
         )
         submission = accepted.submission
         response.headers["Location"] = _location(submission.id)
@@ -187,9 +202,13 @@ async def _wait_done(
     response_model=SubmissionOut,
     responses=error_responses({404: "Unknown submission"}),
 )
-async def get_submission(submission_id: str, service: SubmissionServiceDep) -> SubmissionOut:
+async def get_submission(
+    submission_id: str, service: SubmissionServiceDep, principal: OptionalPrincipal
+) -> SubmissionOut:
+    """A submission and its result. Anonymous practice: anyone with its id; an account's:
+    that account and administrators (others get 404, as for an unknown id)."""
     submission = await run_in_threadpool(service.get, submission_id)
-    if submission is None:
+    if submission is None or not may_read(principal, submission):
         raise not_found(submission_id)
     return submission_out(submission)
 
@@ -209,10 +228,13 @@ async def get_submission(submission_id: str, service: SubmissionServiceDep) -> S
 async def submission_events(
     submission_id: str,
     service: SubmissionServiceDep,
+    principal: OptionalPrincipal,
     last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
 ) -> StreamingResponse:
-    """Server-sent events read from the database, so they work whichever process grades."""
-    if await run_in_threadpool(service.get, submission_id) is None:
+    """Server-sent events read from the database, so they work whichever process grades.
+    Whoever may read the submission (as GET)."""
+    found = await run_in_threadpool(service.get, submission_id)
+    if found is None or not may_read(principal, found):
         raise not_found(submission_id)
     after = int(last_event_id) if last_event_id and last_event_id.isdigit() else 0
     return StreamingResponse(

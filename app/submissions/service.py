@@ -147,6 +147,7 @@ class SubmissionService:
         client: str,
         idempotency_key: str | None,
         submission_id: str | None = None,
+        user_id: int | None = None,
     ) -> Accepted:
         """``submission_id``: the id a new row gets (a caller that watches for its completion
         before it is dispatched chooses it); a fresh UUID by default."""
@@ -171,6 +172,7 @@ class SubmissionService:
                 code=body.code,
                 code_sha256=hashlib.sha256(body.code.encode("utf-8")).hexdigest(),
                 client=client,
+                user_id=user_id,
                 idempotency_key=idempotency_key,
                 request_sha256=digest,
                 status=QUEUED,

@@ -1,4 +1,5 @@
-"""Serves the pages ``/``, ``/problems/{id}`` and ``/instructor`` (``app.main`` mounts their
+"""Serves the pages ``/``, ``/problems/{id}``, ``/instructor`` and the accounts pages
+(``/login``, ``/account``, ``/reset/{secret}``) (``app.main`` mounts their
 built assets under ``/static``).
 
 Each page is a small HTML shell; the bundled script in ``static/dist`` fetches the JSON API and
@@ -14,6 +15,7 @@ from pathlib import Path
 from fastapi import APIRouter
 from fastapi.responses import HTMLResponse
 
+from app.core.deps import SettingsDep
 from app.problems.deps import ProblemsDep
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
@@ -67,7 +69,8 @@ def page(
     else:
         head = (
             f'<link rel="stylesheet" href="/static/dist/app.css?v={version}">\n'
-            f'<script type="module" src="/static/dist/{script}.js?v={version}"></script>'
+            f'<script type="module" src="/static/dist/{script}.js?v={version}"></script>\n'
+            f'<script type="module" src="/static/dist/nav.js?v={version}"></script>'
         )
         body = '<p class="note">Loading…</p>'
     here = ' aria-current="page"'
@@ -75,8 +78,15 @@ def page(
         f'<a href="{href}"{here if current else ""}>{label}</a>'
         for href, label, current in (
             ("/", "Problems", script == "index" and status_code == 200),
+            ("/courses", "Courses", script.startswith("course")),
             ("/instructor", "Instructor", script == "instructor"),
         )
+    )
+    # Filled by the nav script with "Sign in" or the account's name and "Sign out"; the link
+    # works before (and without) it.
+    account = (
+        f'<span class="nav-account" id="nav-account">'
+        f'<a href="/login"{here if script == "login" else ""}>Sign in</a></span>'
     )
     html = f"""<!doctype html>
 <html lang="en">
@@ -91,7 +101,7 @@ def page(
 <a class="skip-link" href="#main">Skip to content</a>
 <header class="site-header">
 <a class="brand" href="/">TensorJudge</a>
-<nav aria-label="Site">{nav}</nav>
+<nav aria-label="Site">{nav}{account}</nav>
 </header>
 <main id="main" tabindex="-1">{body}</main>
 <noscript><p>These pages need JavaScript; the JSON API is at <a href="/docs">/docs</a>.</p>
@@ -119,3 +129,21 @@ def problem_page(problem_id: str, problems: ProblemsDep) -> HTMLResponse:
 @router.get("/instructor", response_class=HTMLResponse)
 def instructor_page() -> HTMLResponse:
     return page("Instructor", "instructor")
+
+
+@router.get("/login", response_class=HTMLResponse)
+def login_page(settings: SettingsDep) -> HTMLResponse:
+    data = {"oidc-label": settings.oidc_label} if settings.oidc_enabled else {}
+    return page("Sign in", "login", data)
+
+
+@router.get("/account", response_class=HTMLResponse)
+def account_page() -> HTMLResponse:
+    return page("Your account", "account")
+
+
+@router.get("/reset/{secret}", response_class=HTMLResponse)
+def reset_page(secret: str) -> HTMLResponse:
+    # The secret stays in the path; the page reads it from there and the Referrer-Policy keeps
+    # it from leaving this site.
+    return page("Set your password", "reset")

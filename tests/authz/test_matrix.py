@@ -61,6 +61,27 @@ RULES: dict[tuple[str, str], Rule] = {
     ("DELETE", "/api/problems/{problem_id}/test-cases/{case_id}"): Rule(
         CATALOG_STAFF, consumes=True
     ),
+    # Accounts and sign-in. The sign-in routes are for anyone (their own checks: same-site,
+    # JSON, throttling); the account's own routes act on the caller's account only.
+    ("GET", "/login"): Rule(EVERYONE),
+    ("GET", "/account"): Rule(EVERYONE),
+    ("GET", "/reset/{secret}"): Rule(EVERYONE),
+    ("POST", "/api/auth/login"): Rule(EVERYONE),
+    ("POST", "/api/auth/logout"): Rule(EVERYONE),
+    ("POST", "/api/auth/reset"): Rule(EVERYONE),
+    ("POST", "/api/auth/token"): Rule(EVERYONE),
+    # Single sign-on is not configured here: 404 for everyone (tests/accounts/test_oidc.py).
+    ("GET", "/api/auth/oidc/login"): Rule(frozenset()),
+    ("GET", "/api/auth/oidc/callback"): Rule(frozenset()),
+    ("GET", "/api/account/tokens"): Rule(SIGNED_IN),
+    ("POST", "/api/account/tokens"): Rule(SIGNED_IN),
+    # The student's own token: anyone else's is not theirs to see (404).
+    ("DELETE", "/api/account/tokens/{token_id}"): Rule(frozenset({"student"}), consumes=True),
+    ("PUT", "/api/account/password"): Rule(SIGNED_IN),
+    ("GET", "/api/admin/users"): Rule(frozenset({"admin"})),
+    ("POST", "/api/admin/users"): Rule(frozenset({"admin"})),
+    ("PATCH", "/api/admin/users/{user_id}"): Rule(frozenset({"admin"})),
+    ("POST", "/api/admin/users/{user_id}/reset-link"): Rule(frozenset({"admin"})),
     # Courses and rosters.
     ("GET", "/courses"): Rule(EVERYONE),
     ("GET", "/courses/{course_id}/roster"): Rule(EVERYONE),
@@ -80,8 +101,9 @@ RULES: dict[tuple[str, str], Rule] = {
     ("POST", "/api/courses/{course_id}/members/{user_id}/reset-link"): Rule(COURSE_INSTRUCTORS),
     ("GET", "/api/courses/{course_id}/sections"): Rule(COURSE_STAFF),
     ("POST", "/api/courses/{course_id}/roster"): Rule(COURSE_INSTRUCTORS),
-    ("GET", "/api/submissions/{submission_id}"): Rule(EVERYONE),
-    ("GET", "/api/submissions/{submission_id}/events"): Rule(EVERYONE),
+    # The student's own submission in an assignment: the student and the course's staff.
+    ("GET", "/api/submissions/{submission_id}"): Rule(COURSE_MEMBERS),
+    ("GET", "/api/submissions/{submission_id}/events"): Rule(COURSE_MEMBERS),
     ("POST", "/api/submissions/{submission_id}/regrade"): Rule(CATALOG_STAFF),
 }
 

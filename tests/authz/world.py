@@ -59,6 +59,7 @@ def build_world(api: TestClient) -> World:
             "token_id": str(token.id),
             "filename": _wheel_name(),
             "code": "JOIN-COURSE",
+            "secret": "not-a-reset-secret",
         }
         session.commit()
     values["submission_id"] = _graded_submission(api, people, assignment_id)

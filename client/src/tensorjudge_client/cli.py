@@ -5,8 +5,11 @@ failed (server down, 404, 413, 422, ...)."""
 from __future__ import annotations
 
 import argparse
+import getpass
 import json
+import socket
 import sys
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -16,6 +19,7 @@ from rich.status import Status
 from rich.text import Text
 
 from tensorjudge_client import view
+from tensorjudge_client.credentials import forget, store, stored
 from tensorjudge_client.errors import JudgeError
 from tensorjudge_client.judge import Judge
 from tensorjudge_client.transport import DEFAULT_TIMEOUT, DEFAULT_URL
@@ -197,6 +201,54 @@ class Cli:
         self.report_case("Removed", self.judge.remove_case(self.args.problem, self.args.case))
         return EXIT_OK
 
+    def login(self) -> int:
+        url = self.judge.url
+        timeout = self.args.timeout
+        if self.args.token:
+            with Judge(url, token=self.args.token, timeout=timeout) as judge:
+                user = judge.me()
+            if user is None:
+                raise UsageError("the server does not know this token")
+            path = store(url, self.args.token, name=None)
+        else:
+            email = self.args.email or input("Email: ").strip()
+            if self.args.password_stdin:
+                password = sys.stdin.readline().rstrip("\r\n")
+            else:
+                password = getpass.getpass("Password: ")
+            name = self.args.name or (
+                f"tj on {socket.gethostname()[:40]} {time.strftime('%Y-%m-%d %H:%M:%S')}"
+            )
+            # No stored token in this request: the exchange needs none, and an old revoked one
+            # must not stand in the way of signing in again.
+            with Judge(url, token="", timeout=timeout) as judge:
+                created = judge.create_token(email, password, name)
+            with Judge(url, token=created["secret"], timeout=timeout) as judge:
+                user = judge.me()
+            token = created.get("token") or {}
+            path = store(url, created["secret"], token_id=token.get("id"), name=name)
+        who = user.get("name") if user else "?"
+        self.err.print(f"Signed in to {url} as {who}; the token is stored in {path}")
+        return EXIT_OK
+
+    def logout(self) -> int:
+        url = self.judge.url
+        entry = stored(url)
+        if entry is None:
+            self.err.print(f"Not signed in to {url}.")
+            return EXIT_OK
+        token_id = entry.get("token_id")
+        if isinstance(token_id, int):
+            # Revoked on the server too, so a copy of the file is worth nothing.
+            try:
+                with Judge(url, token=str(entry["token"]), timeout=self.args.timeout) as judge:
+                    judge.revoke_token(token_id)
+            except JudgeError as exc:
+                self.err.print(f"tj: the token could not be revoked on the server ({exc})")
+        forget(url)
+        self.err.print(f"Signed out of {url}; the stored token is deleted.")
+        return EXIT_OK
+
     def report_case(self, verb: str, case: dict[str, Any]) -> None:
         if self.args.json:
             self.emit_json(case)
@@ -227,7 +279,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tj",
         parents=[common],
-        description="TensorJudge from a terminal. Instructor commands read TJ_TOKEN.",
+        description="TensorJudge from a terminal. `tj login` stores a token for a server; "
+        "TJ_TOKEN overrides it.",
         epilog="Exit codes: 0 success/accepted, 1 not accepted, 2 usage, 3 request failed.",
     )
     parser.add_argument("--version", action="version", version=f"tj {__version__}")
@@ -254,6 +307,13 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("file", metavar="FILE")
     result = command("result", Cli.result, "show a submission's result again")
     result.add_argument("submission", metavar="SUBMISSION_ID")
+
+    login = command("login", Cli.login, "sign in and store a personal access token")
+    login.add_argument("--email", help="default: asked")
+    login.add_argument("--token", help="store this token (from the account page) instead")
+    login.add_argument("--password-stdin", action="store_true", help="read the password from stdin")
+    login.add_argument("--name", help="the new token's name (default: tj on <host> <time>)")
+    command("logout", Cli.logout, "revoke and delete the stored token of this server")
 
     cases = commands.add_parser("cases", help="instructors: a problem's test cases (TJ_TOKEN)")
     case_commands = cases.add_subparsers(dest="cases_command", required=True, metavar="COMMAND")

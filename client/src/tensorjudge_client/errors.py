@@ -24,9 +24,10 @@ class ServerUnreachable(JudgeError):
 
 # What to tell the person, by status; the server's own message follows.
 _ADVICE = {
-    401: "this needs an instructor token: set TJ_TOKEN (created with "
-    "`python -m app tokens create --role instructor --name ...` on the server)",
-    403: "the instructor token was refused (unknown or revoked): check TJ_TOKEN",
+    401: "this needs an account: sign in with `tj login --url URL`, or set TJ_TOKEN (an "
+    "instructor's: `python -m app tokens create --role instructor --name ...` on the server)",
+    403: "refused: the token is unknown or revoked (check TJ_TOKEN, or `tj logout` then "
+    "`tj login`), or this account may not do this",
     404: "not found",
     409: "conflict",
     411: "the server wants a Content-Length",

@@ -14,6 +14,7 @@ from urllib.parse import quote
 import httpx
 from httpx_sse import EventSource
 
+from tensorjudge_client.credentials import stored_token
 from tensorjudge_client.errors import JudgeError, unreachable
 from tensorjudge_client.models import Problem, Result
 from tensorjudge_client.source import function_source
@@ -32,13 +33,19 @@ DEFAULT_WAIT = 600.0
 Solution = Callable[..., Any] | str
 
 
+def default_token(url: str) -> str | None:
+    """``TJ_TOKEN``, else the token ``tj login`` stored for ``url``."""
+    return os.environ.get("TJ_TOKEN") or stored_token(url)
+
+
 def _path(*parts: str | int) -> str:
     return "/" + "/".join(quote(str(p), safe="") if i % 2 else str(p) for i, p in enumerate(parts))
 
 
 class Judge:
     """A TensorJudge server. ``url``: default ``TJ_URL``, else the local server; ``token``:
-    an instructor token, default ``TJ_TOKEN`` (students need none)."""
+    a personal access token, default ``TJ_TOKEN``, else the one ``tj login`` stored for this
+    server (anonymous practice needs none)."""
 
     def __init__(
         self,
@@ -51,7 +58,7 @@ class Judge:
         self.url = (url or os.environ.get("TJ_URL") or DEFAULT_URL).rstrip("/")
         self.http = Transport(
             self.url,
-            token=token if token is not None else os.environ.get("TJ_TOKEN") or None,
+            token=token if token is not None else default_token(self.url),
             timeout=timeout,
             retries=retries,
         )
@@ -68,6 +75,29 @@ class Judge:
 
     def __repr__(self) -> str:
         return f"Judge({self.url!r})"
+
+    # -- account ---------------------------------------------------------------------------------
+
+    def me(self) -> dict[str, Any] | None:
+        """The account this client's token belongs to (None when anonymous)."""
+        found = self.http.json("GET", "/api/auth/me")
+        user = found.get("user") if isinstance(found, dict) else None
+        return user if isinstance(user, dict) else None
+
+    def create_token(self, email: str, password: str, name: str) -> dict[str, Any]:
+        """A new personal access token for email and password: {"token": {...}, "secret"}."""
+        found = self.http.json(
+            "POST",
+            "/api/auth/token",
+            json={"email": email, "password": password, "name": name},
+            idempotent=False,
+        )
+        if not isinstance(found, dict) or not isinstance(found.get("secret"), str):
+            raise JudgeError("the server's answer has no token")
+        return found
+
+    def revoke_token(self, token_id: int) -> None:
+        self.http.request("DELETE", _path("api/account/tokens", token_id), idempotent=True)
 
     # -- problems --------------------------------------------------------------------------------
 

@@ -1,0 +1,160 @@
+"""Accounts API, the signed-in person's own account: personal access tokens and password."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request, Response
+from sqlalchemy import delete, select
+from sqlalchemy.orm import Session, sessionmaker
+from starlette.concurrency import run_in_threadpool
+
+from app.auth.deps import CurrentUser
+from app.auth.http import client_address, json_body_schema, read_json
+from app.auth.models import ApiToken, User, WebSession
+from app.auth.passwords import PasswordError, check_new_password, hash_password
+from app.auth.schemas import PasswordChangeIn, TokenCreate, TokenCreated, TokenOut
+from app.auth.sessions import COOKIE
+from app.auth.signin import check_password
+from app.auth.tokens import TokenError, digest, issue_token, list_tokens, revoke_token
+from app.auth.views import token_out
+from app.core.config import Settings
+from app.core.deps import SessionsDep, SettingsDep
+from app.core.errors import ApiError, error_responses
+
+router = APIRouter(tags=["accounts"])
+
+_BODY_ERRORS = {
+    400: "Body is not JSON",
+    413: "Body too large",
+    415: "Body is not application/json",
+    422: "Invalid body",
+}
+
+
+def _list(sessions: sessionmaker[Session], user_id: int) -> list[TokenOut]:
+    with sessions() as session:
+        return [token_out(row) for row, _ in list_tokens(session, user_id)]
+
+
+@router.get(
+    "/api/account/tokens",
+    response_model=list[TokenOut],
+    responses=error_responses({}),
+)
+async def my_tokens(principal: CurrentUser, sessions: SessionsDep) -> list[TokenOut]:
+    """The caller's own personal access tokens (never their secrets). Any signed-in account."""
+    return await run_in_threadpool(_list, sessions, principal.user_id)
+
+
+def _create(sessions: sessionmaker[Session], user_id: int, name: str) -> TokenCreated:
+    with sessions() as session:
+        try:
+            row, secret = issue_token(session, user_id, name)
+        except TokenError as exc:
+            raise ApiError(409, "token_name_taken", str(exc), "name") from None
+        session.commit()
+        return TokenCreated(token=token_out(row), secret=secret)
+
+
+@router.post(
+    "/api/account/tokens",
+    status_code=201,
+    response_model=TokenCreated,
+    openapi_extra=json_body_schema(TokenCreate),
+    responses=error_responses({**_BODY_ERRORS, 409: "A token of yours has this name"}),
+)
+async def create_my_token(
+    request: Request, principal: CurrentUser, sessions: SessionsDep
+) -> TokenCreated:
+    """A new personal access token of the caller; its secret is in this answer only. Any
+    signed-in account."""
+    body = await read_json(request, TokenCreate)
+    return await run_in_threadpool(_create, sessions, principal.user_id, body.name)
+
+
+def _revoke(sessions: sessionmaker[Session], user_id: int, token_id: int) -> bool:
+    with sessions() as session:
+        owner = session.scalar(select(ApiToken.user_id).where(ApiToken.id == token_id))
+        if owner != user_id:
+            return False  # another person's token is as unknown as a missing one
+        done = revoke_token(session, token_id=token_id)
+        session.commit()
+        return done
+
+
+@router.delete(
+    "/api/account/tokens/{token_id}",
+    status_code=204,
+    response_class=Response,
+    responses=error_responses({404: "No live token of yours with this id"}),
+)
+async def revoke_my_token(token_id: int, principal: CurrentUser, sessions: SessionsDep) -> Response:
+    """Revoke one of the caller's own tokens; it is refused from the next request on. Any
+    signed-in account, its own tokens only."""
+    if not await run_in_threadpool(_revoke, sessions, principal.user_id, token_id):
+        raise ApiError(404, "not_found", f"you have no live token {token_id}", "token_id")
+    return Response(status_code=204)
+
+
+def _change_password(
+    sessions: sessionmaker[Session],
+    settings: Settings,
+    user_id: int,
+    body: PasswordChangeIn,
+    address: str,
+    keep_session: str | None,
+) -> None:
+    with sessions() as session:
+        user = session.get(User, user_id)
+        assert user is not None
+        if user.email is None or user.password_hash is None:
+            raise ApiError(
+                409,
+                "no_password",
+                "this account has no password to change; ask for a reset link",
+            )
+        # Under the sign-in throttle too: a stolen session must not become a password oracle.
+        check_password(session, settings, user.email, body.current_password, address)
+        user.password_hash = hash_password(body.new_password)
+        ends = delete(WebSession).where(WebSession.user_id == user_id)
+        if keep_session is not None:
+            ends = ends.where(WebSession.id != digest(keep_session))
+        session.execute(ends)
+        session.commit()
+
+
+@router.put(
+    "/api/account/password",
+    status_code=204,
+    response_class=Response,
+    openapi_extra=json_body_schema(PasswordChangeIn),
+    responses=error_responses(
+        {
+            **_BODY_ERRORS,
+            401: "No credentials, or the current password is wrong",
+            409: "The account has no password",
+            429: "Too many failed sign-ins",
+        },
+        retry_after=(429,),
+    ),
+)
+async def change_password(
+    request: Request, principal: CurrentUser, sessions: SessionsDep, settings: SettingsDep
+) -> Response:
+    """Change the caller's password (the current one is needed); every other session of the
+    account ends. Any signed-in account with a password."""
+    body = await read_json(request, PasswordChangeIn)
+    try:
+        check_new_password(body.new_password, settings.password_min_length)
+    except PasswordError as exc:
+        raise ApiError(422, "invalid_password", str(exc), "new_password") from None
+    keep = request.cookies.get(COOKIE) if principal.token_id is None else None
+    await run_in_threadpool(
+        _change_password,
+        sessions,
+        settings,
+        principal.user_id,
+        body,
+        client_address(request),
+        keep,
+    )
+    return Response(status_code=204)
