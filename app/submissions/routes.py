@@ -21,17 +21,28 @@ from app.core.errors import AUTH_ERRORS, ApiError, error_responses, first_error
 from app.problems.deps import ProblemDep
 from app.submissions.deps import SubmissionServiceDep
 from app.submissions.notices import ACTIVITY, COMPLETIONS
-from app.submissions.schemas import (
-    RegradeAccepted,
-    SubmissionCreate,
-    SubmissionOut,
-    submission_out,
-)
-from app.submissions.service import SubmissionService, not_found
+from app.submissions.schemas import RegradeAccepted, SubmissionCreate, SubmissionOut
+from app.submissions.service import Admission, SubmissionService, not_found
 
 router = APIRouter(tags=["submissions"])
 
 MAX_WAIT_SECONDS = 30.0
+
+WaitQuery = Annotated[
+    float,
+    Query(ge=0, le=MAX_WAIT_SECONDS, description="Seconds to wait for the result (0-30)."),
+]
+IdempotencyKey = Annotated[
+    str | None,
+    Header(
+        alias="Idempotency-Key",
+        min_length=1,
+        max_length=255,
+        pattern=r"^[\x21-\x7e]+$",
+        description="Same key and same body: the same submission is returned.",
+    ),
+]
+
 SSE_KEEPALIVE_SECONDS = 15.0
 # The JSON body may escape every byte of the code as \uXXXX: six characters per byte.
 BODY_SLACK = 6
@@ -114,23 +125,29 @@ async def create_submission(
     problem: ProblemDep,
     service: SubmissionServiceDep,
     principal: OptionalPrincipal,
-    wait: Annotated[
-        float,
-        Query(ge=0, le=MAX_WAIT_SECONDS, description="Seconds to wait for the result (0-30)."),
-    ] = 0,
-    idempotency_key: Annotated[
-        str | None,
-        Header(
-            alias="Idempotency-Key",
-            min_length=1,
-            max_length=255,
-            pattern=r"^[\x21-\x7e]+$",
-            description="Same key and same body: the same submission is returned.",
-        ),
-    ] = None,
+    wait: WaitQuery = 0,
+    idempotency_key: IdempotencyKey = None,
 ) -> SubmissionOut:
     """Queue code for grading. 202 with the queued submission and a ``Location``; with
     ``?wait=N``, 200 and the result if grading finishes within N seconds."""
+    return await accept_submission(
+        request, response, problem.id, service, principal, wait, idempotency_key
+    )
+
+
+async def accept_submission(
+    request: Request,
+    response: Response,
+    problem_id: str,
+    service: SubmissionService,
+    principal: Principal | None,
+    wait: float,
+    idempotency_key: str | None,
+    admit: Admission | None = None,
+) -> SubmissionOut:
+    """The one way a submission is accepted (practice, or in an assignment through ``admit``):
+    the capped body, idempotency, rate limits and queue cap, then the optional wait. The answer
+    is what ``principal`` may see of it (``SubmissionService.present``)."""
     body = await _parse_body(request, service.settings.max_code_bytes)
     deadline = time.monotonic() + wait
     new_id = str(uuid.uuid4())
@@ -140,11 +157,12 @@ async def create_submission(
     with COMPLETIONS.watch(new_id) as notice:
         accepted = await run_in_threadpool(
             service.create,
-            problem.id,
+            problem_id,
             body,
             client=client_of(request, principal),
             idempotency_key=idempotency_key,
             submission_id=new_id,
+            admit=admit,
         )
         submission = accepted.submission
         response.headers["Location"] = _location(submission.id)
@@ -154,18 +172,20 @@ async def create_submission(
             if not accepted.replayed:
                 await notice.wait(min(service.wait_poll_seconds, wait))
             if notice.result is not None:
-                out = submission_out(notice.result.row, notice.result.report)
+                out = await run_in_threadpool(
+                    service.present, notice.result.row, principal, notice.result.report
+                )
             else:
-                out = await _wait_done(service, submission.id, deadline)
+                out = await _wait_done(service, submission.id, deadline, principal)
     if out is None:
-        out = submission_out(submission)
+        out = await run_in_threadpool(service.present, submission, principal)
     if out.status == "done":
         response.status_code = 200
     return out
 
 
 async def _wait_done(
-    service: SubmissionService, submission_id: str, deadline: float
+    service: SubmissionService, submission_id: str, deadline: float, principal: Principal | None
 ) -> SubmissionOut | None:
     while True:
         # A notice (this process's grader, or a worker's over Redis) ends the wait at once; the
@@ -173,13 +193,15 @@ async def _wait_done(
         with COMPLETIONS.watch(submission_id) as notice:
             done = await run_in_threadpool(service.is_done, submission_id)
             if done is not None:
-                return submission_out(done)
+                return await run_in_threadpool(service.present, done, principal)
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return None
             await notice.wait(min(service.wait_poll_seconds, remaining))
             if notice.result is not None:
-                return submission_out(notice.result.row, notice.result.report)
+                return await run_in_threadpool(
+                    service.present, notice.result.row, principal, notice.result.report
+                )
 
 
 @router.get(
@@ -187,11 +209,13 @@ async def _wait_done(
     response_model=SubmissionOut,
     responses=error_responses({404: "Unknown submission"}),
 )
-async def get_submission(submission_id: str, service: SubmissionServiceDep) -> SubmissionOut:
+async def get_submission(
+    submission_id: str, service: SubmissionServiceDep, principal: OptionalPrincipal
+) -> SubmissionOut:
     submission = await run_in_threadpool(service.get, submission_id)
     if submission is None:
         raise not_found(submission_id)
-    return submission_out(submission)
+    return await run_in_threadpool(service.present, submission, principal)
 
 
 @router.get(
@@ -209,21 +233,26 @@ async def get_submission(submission_id: str, service: SubmissionServiceDep) -> S
 async def submission_events(
     submission_id: str,
     service: SubmissionServiceDep,
+    principal: OptionalPrincipal,
     last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
 ) -> StreamingResponse:
-    """Server-sent events read from the database, so they work whichever process grades."""
-    if await run_in_threadpool(service.get, submission_id) is None:
+    """Server-sent events read from the database, so they work whichever process grades. The
+    ``result`` event is the submission as GET shows it to the caller; the others carry no
+    score."""
+    row = await run_in_threadpool(service.get, submission_id)
+    if row is None:
         raise not_found(submission_id)
+    await run_in_threadpool(service.present, row, principal)  # 404 to whoever may not read it
     after = int(last_event_id) if last_event_id and last_event_id.isdigit() else 0
     return StreamingResponse(
-        _event_stream(service, submission_id, after),
+        _event_stream(service, submission_id, after, principal),
         media_type="text/event-stream",
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )
 
 
 async def _event_stream(
-    service: SubmissionService, submission_id: str, after: int
+    service: SubmissionService, submission_id: str, after: int, principal: Principal | None
 ) -> AsyncIterator[str]:
     last_sent = time.monotonic()
     with ACTIVITY.watch(submission_id) as activity:
@@ -235,7 +264,8 @@ async def _event_stream(
                     row = await run_in_threadpool(service.get, submission_id)
                     if row is None or json.loads(data).get("run", row.run) != row.run:
                         continue  # the result of a run that a regrade has since replaced
-                    data = submission_out(row).model_dump_json()
+                    shown = await run_in_threadpool(service.present, row, principal)
+                    data = shown.model_dump_json()
                 yield f"id: {event_id}\nevent: {kind}\ndata: {data}\n\n"
                 last_sent = time.monotonic()
                 if kind == "result":

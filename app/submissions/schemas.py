@@ -6,8 +6,9 @@ from datetime import datetime
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic.json_schema import SkipJsonSchema
 
-from app.grading.schemas import CaseReport, Diagnosis, GradeReport, RequirementResult
+from app.grading.schemas import CaseReport, Diagnosis, GradeReport, PublicView, RequirementResult
 from app.grading.verdicts import Verdict
 from app.submissions.models import Submission
 
@@ -46,6 +47,8 @@ class SubmissionOut(GradeReport):
     created_at: datetime
     started_at: datetime | None = None
     finished_at: datetime | None = None
+    # The summary the feedback policies show instead: kept out of every response.
+    public_view: SkipJsonSchema[PublicView | None] = Field(default=None, exclude=True)
 
 
 def submission_out(row: Submission, report: GradeReport | None = None) -> SubmissionOut:
