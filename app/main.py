@@ -11,6 +11,8 @@ import logging
 from fastapi import APIRouter, FastAPI
 from fastapi.staticfiles import StaticFiles
 
+from app.assignments.feedback import assignment_view
+from app.assignments.routes import router as assignments_router
 from app.auth.routes import router as accounts_router
 from app.core.bodies import BodyLimitMiddleware
 from app.core.config import Settings, get_settings
@@ -47,6 +49,7 @@ ROUTERS = (
     submissions_router,
     testcases_router,
     reports_router,
+    assignments_router,
     health_router,
 )
 
@@ -67,6 +70,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
     )
     app.state.settings = settings
+    # What a caller is shown of a submission: an assignment's feedback policy decides for its
+    # submissions (app.submissions imports no rule package).
+    app.state.submission_view = assignment_view
     # Loaded eagerly: a malformed problem folder must stop start-up, not the first request.
     app.state.problems = load_problems(settings.problems_dir, settings.extra_problem_dirs)
     install_error_handlers(app)

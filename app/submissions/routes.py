@@ -242,18 +242,26 @@ async def submission_events(
     row = await run_in_threadpool(service.get, submission_id)
     if row is None:
         raise not_found(submission_id)
-    await run_in_threadpool(service.present, row, principal)  # 404 to whoever may not read it
+    # 404 to whoever may not read it; a cut view hides the run's time, too.
+    shown = await run_in_threadpool(service.present, row, principal)
     after = int(last_event_id) if last_event_id and last_event_id.isdigit() else 0
     return StreamingResponse(
-        _event_stream(service, submission_id, after, principal),
+        _event_stream(service, submission_id, after, principal, timed=shown.view == "visible"),
         media_type="text/event-stream",
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )
 
 
 async def _event_stream(
-    service: SubmissionService, submission_id: str, after: int, principal: Principal | None
+    service: SubmissionService,
+    submission_id: str,
+    after: int,
+    principal: Principal | None,
+    *,
+    timed: bool = True,
 ) -> AsyncIterator[str]:
+    """``timed``: phase events carry their seconds (a sandbox run's time includes the hidden
+    cases', so a view cut by a feedback policy does not show it)."""
     last_sent = time.monotonic()
     with ACTIVITY.watch(submission_id) as activity:
         while True:
@@ -266,6 +274,8 @@ async def _event_stream(
                         continue  # the result of a run that a regrade has since replaced
                     shown = await run_in_threadpool(service.present, row, principal)
                     data = shown.model_dump_json()
+                elif kind == "phase" and not timed:
+                    data = json.dumps({"phase": json.loads(data).get("phase")})
                 yield f"id: {event_id}\nevent: {kind}\ndata: {data}\n\n"
                 last_sent = time.monotonic()
                 if kind == "result":

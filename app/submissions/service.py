@@ -65,7 +65,7 @@ class Admission(Protocol):
     it takes (raising ApiError to refuse it). The database refuses two rows taking the same
     attempt; the insert then asks again, so a race takes the next number or is refused."""
 
-    def __call__(self, session: Session, now: datetime) -> Owner: ...
+    def __call__(self, session: Session, now: datetime, body: SubmissionCreate) -> Owner: ...
 
 
 # Inserts refused because a concurrent submission took the same graded attempt, retried with a
@@ -244,7 +244,7 @@ class SubmissionService:
             self._check_rate(recent, oldest, now)
             if active >= self.settings.queue_max:
                 raise queue_full()
-            owner = admit(session, now) if admit is not None else Owner()
+            owner = admit(session, now, body) if admit is not None else Owner()
             submission = Submission(
                 id=submission_id or str(uuid.uuid4()),
                 problem_id=problem_id,
