@@ -61,7 +61,9 @@ def test_concurrent_submissions_take_exactly_max_attempts(course: Course) -> Non
     created = course.create(max_attempts=3)
     with ThreadPoolExecutor(8) as pool:
         statuses = list(
-            pool.map(lambda n: course.submit(created["id"], variant("wrong", n)).status_code, range(8))
+            pool.map(
+                lambda n: course.submit(created["id"], variant("wrong", n)).status_code, range(8)
+            )
         )
     assert sorted(statuses) == [202] * 3 + [409] * 5, statuses
     assert sorted(r.graded_attempt for r in rows(course)) == [1, 2, 3]
@@ -91,7 +93,9 @@ def test_late_window_then_closed(course: Course) -> None:
 
 
 def test_practice_after_close_costs_no_attempt(course: Course) -> None:
-    created = course.create(due_at=at(-1), release_at=at(-3), after_close="practice", max_attempts=1)
+    created = course.create(
+        due_at=at(-1), release_at=at(-3), after_close="practice", max_attempts=1
+    )
     for n in range(2):
         response = course.submit(created["id"], variant("correct", n))
         assert response.status_code == 202, response.text
