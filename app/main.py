@@ -12,6 +12,7 @@ from fastapi import APIRouter, FastAPI
 from fastapi.staticfiles import StaticFiles
 
 from app.assignments.feedback import assignment_view
+from app.assignments.pages import router as assignment_pages_router
 from app.assignments.routes import router as assignments_router
 from app.auth.routes import router as accounts_router
 from app.core.bodies import BodyLimitMiddleware
@@ -50,6 +51,7 @@ ROUTERS = (
     testcases_router,
     reports_router,
     assignments_router,
+    assignment_pages_router,
     health_router,
 )
 

@@ -17,6 +17,8 @@ const result = await build({
     index: "src/pages/index.js",
     problem: "src/pages/problem.js",
     instructor: "src/pages/instructor.js",
+    course: "src/pages/course.js",
+    assignment: "src/pages/assignment.js",
     app: "src/styles/app.css",
   },
   outdir,
