@@ -1,0 +1,15 @@
+"""The client shows what an assignment's feedback policy left in a result, in its own words."""
+
+from __future__ import annotations
+
+from tensorjudge_client import view
+
+
+def test_summary_and_verdict_views_are_said() -> None:
+    summary = {"verdict": "wrong_answer", "score": 0.2, "view": "summary", "mode": "submit",
+               "hidden_passed": 3, "hidden_total": 9}  # fmt: skip
+    assert "3 of 9 hidden cases passed" in view.summary_line(summary)
+    hidden = {"verdict": "wrong_answer", "score": None, "score_hidden": True, "view": "verdict"}
+    line = view.summary_line(hidden)
+    assert "score hidden until published" in line and "verdict only" in line
+    assert "hidden cases passed" not in view.summary_line({"score": 1.0, "view": "visible"})
