@@ -143,3 +143,23 @@ def test_idempotency_key_replays_without_a_second_attempt(course: Course) -> Non
     assert again.headers["Idempotent-Replayed"] == "true"
     assert again.json()["id"] == first.json()["id"]
     assert len(rows(course)) == 1
+
+
+def test_a_blocked_or_removed_student_cannot_submit(course: Course) -> None:
+    from sqlalchemy import update
+
+    from app.courses.models import Membership
+
+    created = course.create()
+    for status in ("blocked", "removed"):
+        with course.api.app.state.sessions() as session:  # type: ignore[attr-defined]
+            session.execute(
+                update(Membership)
+                .where(Membership.user_id == course.people.users["student"])
+                .values(status=status)
+            )
+            session.commit()
+        response = course.submit(created["id"], CORRECT)
+        assert response.status_code == 403, response.text
+        assert error_of(response)["code"] == "membership_inactive"
+    assert rows(course) == []
