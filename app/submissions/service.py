@@ -63,7 +63,11 @@ class Owner:
 class Admission(Protocol):
     """Decides, in the transaction that inserts the new row, whose it is and which graded attempt
     it takes (raising ApiError to refuse it). The database refuses two rows taking the same
-    attempt; the insert then asks again, so a race takes the next number or is refused."""
+    attempt; the insert then asks again, so a race takes the next number or is refused.
+    ``scope`` names where it is submitted (e.g. "assignment:7") for idempotency keys."""
+
+    @property
+    def scope(self) -> str: ...
 
     def __call__(self, session: Session, now: datetime, body: SubmissionCreate) -> Owner: ...
 
@@ -113,8 +117,11 @@ def check_code(code: str, max_bytes: int) -> None:
         raise ApiError(422, "invalid_code", "code contains a NUL character", "code")
 
 
-def request_digest(problem_id: str, body: SubmissionCreate) -> str:
-    payload = "\x00".join((problem_id, body.mode, body.code)).encode("utf-8")
+def request_digest(problem_id: str, body: SubmissionCreate, scope: str | None = None) -> str:
+    """``scope``: where it was submitted besides the problem (an assignment), so a key reused
+    across the practice route and an assignment is a different request, not a replay."""
+    parts = (problem_id, body.mode, body.code) + ((scope,) if scope else ())
+    payload = "\x00".join(parts).encode("utf-8")
     return hashlib.sha256(payload).hexdigest()
 
 
@@ -231,7 +238,7 @@ class SubmissionService:
     ) -> Accepted | None:
         """None: a concurrent submission took the same graded attempt; try again."""
         check_code(body.code, self.settings.max_code_bytes)
-        digest = request_digest(problem_id, body)
+        digest = request_digest(problem_id, body, admit.scope if admit is not None else None)
         with self.sessions() as session:
             repo = SubmissionRepository(session)
             if idempotency_key is not None:

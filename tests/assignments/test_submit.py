@@ -163,3 +163,21 @@ def test_a_blocked_or_removed_student_cannot_submit(course: Course) -> None:
         assert response.status_code == 403, response.text
         assert error_of(response)["code"] == "membership_inactive"
     assert rows(course) == []
+
+
+def test_examples_run_after_close_and_keys_are_per_route(course: Course) -> None:
+    created = course.create(release_at=at(-5), due_at=at(-1))
+    assert course.submit(created["id"], CORRECT).status_code == 409
+    assert course.submit(created["id"], CORRECT, mode="examples").status_code == 202
+    # The same key and code on the practice route is another request, not a replay.
+    key = {"Idempotency-Key": "shared-key"}
+    open_one = course.create(title="open")
+    first = course.submit(open_one["id"], variant("correct", 1), **key)
+    assert first.status_code == 202
+    practice = course.api.post(
+        "/api/problems/multi-head-attention/submissions",
+        json={"code": variant("correct", 1)},
+        headers=course.people.headers("student") | key,
+    )
+    assert practice.status_code == 409
+    assert error_of(practice)["code"] == "idempotency_key_reused"

@@ -224,7 +224,7 @@ function outputBlock(sub) {
 /** The full result panel for a finished submission. */
 /** What an assignment's feedback policy left out of this report, said plainly. */
 function policyNote(sub) {
-  if (sub.view === "summary") {
+  if (sub.view === "summary" && sub.hidden_total) {
     return h(
       "section",
       { class: "result-block policy-note", "data-view": "summary" },
