@@ -11,6 +11,9 @@ import logging
 from fastapi import APIRouter, FastAPI
 from fastapi.staticfiles import StaticFiles
 
+from app.assignments.feedback import assignment_view
+from app.assignments.pages import router as assignment_pages_router
+from app.assignments.routes import router as assignments_router
 from app.auth.account_routes import router as account_router
 from app.auth.admin_routes import router as admin_users_router
 from app.auth.oidc_routes import router as oidc_router
@@ -59,6 +62,8 @@ ROUTERS = (
     submissions_router,
     testcases_router,
     reports_router,
+    assignments_router,
+    assignment_pages_router,
     health_router,
 )
 
@@ -79,6 +84,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
     )
     app.state.settings = settings
+    # What a caller is shown of a submission: an assignment's feedback policy decides for its
+    # submissions (app.submissions imports no rule package).
+    app.state.submission_view = assignment_view
     # Loaded eagerly: a malformed problem folder must stop start-up, not the first request.
     app.state.problems = load_problems(settings.problems_dir, settings.extra_problem_dirs)
     install_error_handlers(app)

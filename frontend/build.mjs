@@ -24,6 +24,8 @@ const result = await build({
     login: "src/pages/login.js",
     account: "src/pages/account.js",
     reset: "src/pages/reset.js",
+    course: "src/pages/course.js",
+    assignment: "src/pages/assignment.js",
     app: "src/styles/app.css",
   },
   outdir,

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
 
-from pydantic import Field, model_validator
+from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -307,6 +307,13 @@ class Settings(BaseSettings):
         ge=1024,
         le=64 * 1024 * 1024,
         description="Largest roster CSV upload (the whole request body), in bytes.",
+    )
+    case_seed_secret: SecretStr | None = Field(
+        default=None,
+        description="Key of the keyed hash that derives each student's hidden-case seed in an "
+        "assignment with per-student cases. Unset: a random key is generated and kept in "
+        "data_dir/case-seed.key on first use; set it when graders on several hosts share a "
+        "database, so a regrade anywhere reproduces the same cases.",
     )
 
     @model_validator(mode="after")

@@ -10,11 +10,19 @@ from app.grading import determinism, explain
 from app.grading.compare import RUN_SECONDS_STEP, compare_cases, rounded, score, verdict
 from app.grading.diagnose import diagnose
 from app.grading.faulttable import fault_table
-from app.grading.schemas import CaseReport, Diagnosis, GradeReport
+from app.grading.schemas import CaseReport, Diagnosis, GradeReport, PublicView, RequirementResult
 from app.grading.verdicts import Verdict
 from app.problems.cases import Inputs, TestCase
 from app.problems.loader import Problem
-from sandbox.protocol import ArgValue, CaseArgs, Limits, RunRequest, RunResult, Sandbox
+from sandbox.protocol import (
+    ArgValue,
+    CaseArgs,
+    CaseOutcome,
+    Limits,
+    RunRequest,
+    RunResult,
+    Sandbox,
+)
 
 
 def build_request(problem: Problem, code: str, cases: Sequence[TestCase]) -> RunRequest:
@@ -101,40 +109,13 @@ def grade_run(problem: Problem, cases: Sequence[TestCase], run: RunResult) -> Gr
     result = verdict(run, reports)
     compared = time.perf_counter()
 
-    diagnostics = problem.diagnostics
-    alternatives: list[list[str]] = []
-    found: list[Diagnosis]
-    unstable = determinism.diagnosis(problem, run) if run.status == "ok" else None
-    if unstable is not None:
-        # Random outputs match no model: the probes' outputs say nothing about the requirements.
-        reason = "your function gives different outputs for the same inputs"
-        requirements, found = explain.requirements_unchecked(problem, reason), [unstable]
-    elif result == Verdict.ACCEPTED and diagnostics is None:
-        requirements, found = explain.requirements_passed(problem), []
-    elif run.status != "ok" or diagnostics is None:
-        reason = "the run ended before the outputs could be checked" if run.status != "ok" else ""
-        requirements, found = explain.requirements_unchecked(problem, reason), []
-    else:
-        names = {c.name for c in cases}
-        probe_outcomes = {o.name: o for o in run.cases if o.name not in names}
-        finding = diagnose(
-            problem,
-            fault_table(problem),
-            probe_outcomes,
-            run.cases,
-            cases_failed=result != Verdict.ACCEPTED,
-        )
-        model = diagnostics.error_model
-        if result == Verdict.ACCEPTED and not finding.codes and not finding.contract:
-            requirements, found = explain.requirements_passed(problem), []
-        else:
-            requirements = explain.requirements(problem, model, finding)
-            found = explain.diagnoses(problem, model, finding)
-            if len(finding.alternatives) > 1:
-                alternatives = [sorted(a) for a in finding.alternatives]
+    requirements, found, alternatives = _explain(
+        problem, cases, run, accepted=result == Verdict.ACCEPTED, outcomes=run.cases
+    )
+    public_view = _public_view(problem, cases, run, reports)
     done = time.perf_counter()
 
-    probes = diagnostics.probes if diagnostics else ()
+    probes = problem.diagnostics.probes if problem.diagnostics else ()
     # The repeated call of the determinism check is a hidden one too.
     hidden = any(c.visibility != "public" for c in cases) or bool(
         probes or determinism.repeated(cases, probes)
@@ -155,7 +136,83 @@ def grade_run(problem: Problem, cases: Sequence[TestCase], run: RunResult) -> Gr
         error=_error_text(run, cases, reports),
         timings={"compare": compared - start, "diagnose": done - compared},
         alternatives=alternatives,
+        public_view=public_view,
     )
+
+
+def _explain(
+    problem: Problem,
+    cases: Sequence[TestCase],
+    run: RunResult,
+    *,
+    accepted: bool,
+    outcomes: Sequence[CaseOutcome],
+) -> tuple[list[RequirementResult], list[Diagnosis], list[list[str]]]:
+    """Requirements, diagnoses and alternatives from the probes; ``accepted``: every case in
+    ``outcomes`` that is graded passed; ``outcomes``: the calls whose inputs the in-place check
+    may name."""
+    diagnostics = problem.diagnostics
+    unstable = determinism.diagnosis(problem, run) if run.status == "ok" else None
+    if unstable is not None:
+        # Random outputs match no model: the probes' outputs say nothing about the requirements.
+        reason = "your function gives different outputs for the same inputs"
+        return explain.requirements_unchecked(problem, reason), [unstable], []
+    if accepted and diagnostics is None:
+        return explain.requirements_passed(problem), [], []
+    if run.status != "ok" or diagnostics is None:
+        reason = "the run ended before the outputs could be checked" if run.status != "ok" else ""
+        return explain.requirements_unchecked(problem, reason), [], []
+    names = {c.name for c in cases}
+    probe_outcomes = {o.name: o for o in run.cases if o.name not in names}
+    finding = diagnose(
+        problem, fault_table(problem), probe_outcomes, outcomes, cases_failed=not accepted
+    )
+    if accepted and not finding.codes and not finding.contract:
+        return explain.requirements_passed(problem), [], []
+    alternatives: list[list[str]] = []
+    if len(finding.alternatives) > 1:
+        alternatives = [sorted(a) for a in finding.alternatives]
+    model = diagnostics.error_model
+    return (
+        explain.requirements(problem, model, finding),
+        explain.diagnoses(problem, model, finding),
+        alternatives,
+    )
+
+
+def _public_view(
+    problem: Problem, cases: Sequence[TestCase], run: RunResult, reports: Sequence[CaseReport]
+) -> PublicView:
+    """What the public cases and the probes say without any hidden case's outcome: for a
+    ``summary`` feedback policy. The hidden cases count only as how many passed."""
+    hidden = {c.name for c in cases if c.visibility != "public"}
+    public_reports = [r for r in reports if r.visibility == "public"]
+    requirements, found, alternatives = _explain(
+        problem,
+        cases,
+        run,
+        accepted=all(r.status == "passed" for r in public_reports),
+        outcomes=[o for o in run.cases if o.name not in hidden],
+    )
+    return PublicView(
+        requirements=requirements,
+        diagnoses=found,
+        alternatives=alternatives,
+        error=_public_error(run, cases, reports),
+        hidden_passed=sum(r.status == "passed" for r in reports if r.visibility != "public"),
+        hidden_total=len(reports) - len(public_reports),
+    )
+
+
+def _public_error(
+    run: RunResult, cases: Sequence[TestCase], reports: Sequence[CaseReport]
+) -> str | None:
+    """``_error_text`` without the hidden cases: only the process's own message (the verdict
+    says as much) or a public case's traceback."""
+    if run.status != "ok":
+        return run.message or run.status.replace("_", " ")
+    public = [(c, r) for c, r in zip(cases, reports, strict=True) if c.visibility == "public"]
+    return _error_text(run, [c for c, _ in public], [r for _, r in public])
 
 
 HIDDEN_OUTPUT_NOTE = "[output printed during hidden tests is not shown]\n"

@@ -65,6 +65,20 @@ class CaseReport(_Compared):
     raises: str | None = None
 
 
+class PublicView(BaseModel):
+    """The report as a ``summary`` feedback policy shows it: what the public cases and the
+    probes alone say. Computed by the grader from the same run, outside the sandbox; a student
+    under that policy is shown these fields in place of the full report's and the count of
+    hidden cases passed, never a hidden case's name, status or message."""
+
+    requirements: list[RequirementResult]
+    diagnoses: list[Diagnosis]
+    alternatives: list[list[str]] = []
+    error: str | None = None
+    hidden_passed: int = 0
+    hidden_total: int = 0
+
+
 class GradeReport(BaseModel):
     verdict: Verdict
     score: float = Field(ge=0.0, le=1.0)
@@ -81,3 +95,6 @@ class GradeReport(BaseModel):
     # When several sets of fault codes explain the output equally well, each set, e.g.
     # [["scale-dmodel"], ["no-scale"]]; empty when the diagnosis is unique.
     alternatives: list[list[str]] = []
+    # Stored with the report for the feedback policies; the submissions API never returns it as
+    # such (see app.submissions.schemas.SubmissionOut).
+    public_view: PublicView | None = None

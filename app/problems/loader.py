@@ -84,6 +84,9 @@ class Problem:
     # None when the folder has no faults.toml: wrong answers are then graded, not diagnosed.
     diagnostics: Diagnostics | None = None
     warnings_hook: WarningHook = no_warnings
+    # The folder's hidden cases generated from another seed (expected outputs from the reference,
+    # in this process): per-student hidden cases. None for a problem built without a folder.
+    hidden_from_seed: Callable[[int], tuple[TestCase, ...]] | None = None
 
     @property
     def id(self) -> str:
@@ -263,7 +266,18 @@ def load_problem(directory: Path) -> Problem:
     diagnostics = None
     if (directory / "faults.toml").is_file():
         diagnostics = _load_diagnostics(problem, reference_module, module_prefix)
-    return replace(problem, examples=examples, hidden=hidden, diagnostics=diagnostics)
+
+    def hidden_from_seed(seed: int) -> tuple[TestCase, ...]:
+        generated = cases_module.hidden_cases(np.random.default_rng(seed))
+        return _build_cases(problem, cases_path, generated, "hidden_cases()", "hidden")
+
+    return replace(
+        problem,
+        examples=examples,
+        hidden=hidden,
+        diagnostics=diagnostics,
+        hidden_from_seed=hidden_from_seed,
+    )
 
 
 def _hook(path: Path, module: ModuleType, name: str, default: Any) -> Any:

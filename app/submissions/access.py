@@ -1,9 +1,9 @@
-"""Who may read a submission (its code, report and events).
+"""Who may read a practice submission (its code, report and events).
 
 Anonymous practice rows (no account) are readable by anyone holding their id, as before
 accounts existed: the id is a random UUID the submitter was given. A row with an account is
-readable by that account and by administrators; the course rules (staff of the course the
-submission was made in) extend this function, the one place the rule lives.
+readable by that account and by administrators. Work in an assignment is decided by the
+course's rules instead (``SubmissionService.present`` and its registered view).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import Depends, Request
 
 from app.core.deps import SessionsDep, SettingsDep
-from app.submissions.service import Dispatcher, SubmissionService
+from app.submissions.service import Dispatcher, SubmissionService, SubmissionView
 
 
 def get_dispatcher(request: Request) -> Dispatcher:
@@ -16,12 +16,19 @@ def get_dispatcher(request: Request) -> Dispatcher:
     return dispatcher
 
 
+def get_submission_view(request: Request) -> SubmissionView | None:
+    """What a caller is shown of a submission, as registered at start-up (see app.main)."""
+    view: SubmissionView | None = getattr(request.app.state, "submission_view", None)
+    return view
+
+
 def get_submission_service(
     settings: SettingsDep,
     sessions: SessionsDep,
     dispatcher: Annotated[Dispatcher, Depends(get_dispatcher)],
+    view: Annotated[SubmissionView | None, Depends(get_submission_view)],
 ) -> SubmissionService:
-    return SubmissionService(settings, sessions, dispatcher)
+    return SubmissionService(settings, sessions, dispatcher, view)
 
 
 SubmissionServiceDep = Annotated[SubmissionService, Depends(get_submission_service)]

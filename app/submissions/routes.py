@@ -19,20 +19,30 @@ from app.auth.tokens import Principal
 from app.core.bodies import BodyCap, read_capped
 from app.core.errors import ApiError, error_responses, first_error
 from app.problems.deps import ProblemDep
-from app.submissions.access import may_read
 from app.submissions.deps import SubmissionServiceDep
 from app.submissions.notices import ACTIVITY, COMPLETIONS
-from app.submissions.schemas import (
-    RegradeAccepted,
-    SubmissionCreate,
-    SubmissionOut,
-    submission_out,
-)
-from app.submissions.service import SubmissionService, not_found
+from app.submissions.schemas import RegradeAccepted, SubmissionCreate, SubmissionOut
+from app.submissions.service import Admission, SubmissionService, not_found
 
 router = APIRouter(tags=["submissions"])
 
 MAX_WAIT_SECONDS = 30.0
+
+WaitQuery = Annotated[
+    float,
+    Query(ge=0, le=MAX_WAIT_SECONDS, description="Seconds to wait for the result (0-30)."),
+]
+IdempotencyKey = Annotated[
+    str | None,
+    Header(
+        alias="Idempotency-Key",
+        min_length=1,
+        max_length=255,
+        pattern=r"^[\x21-\x7e]+$",
+        description="Same key and same body: the same submission is returned.",
+    ),
+]
+
 SSE_KEEPALIVE_SECONDS = 15.0
 # The JSON body may escape every byte of the code as \uXXXX: six characters per byte.
 BODY_SLACK = 6
@@ -119,20 +129,8 @@ async def create_submission(
     problem: ProblemDep,
     service: SubmissionServiceDep,
     principal: OptionalPrincipal,
-    wait: Annotated[
-        float,
-        Query(ge=0, le=MAX_WAIT_SECONDS, description="Seconds to wait for the result (0-30)."),
-    ] = 0,
-    idempotency_key: Annotated[
-        str | None,
-        Header(
-            alias="Idempotency-Key",
-            min_length=1,
-            max_length=255,
-            pattern=r"^[\x21-\x7e]+$",
-            description="Same key and same body: the same submission is returned.",
-        ),
-    ] = None,
+    wait: WaitQuery = 0,
+    idempotency_key: IdempotencyKey = None,
 ) -> SubmissionOut:
     """Queue code for grading. 202 with the queued submission and a ``Location``; with
     ``?wait=N``, 200 and the result if grading finishes within N seconds. Anyone while
@@ -145,6 +143,24 @@ async def create_submission(
             "Authorization",
             headers={"WWW-Authenticate": "Bearer"},
         )
+    return await accept_submission(
+        request, response, problem.id, service, principal, wait, idempotency_key
+    )
+
+
+async def accept_submission(
+    request: Request,
+    response: Response,
+    problem_id: str,
+    service: SubmissionService,
+    principal: Principal | None,
+    wait: float,
+    idempotency_key: str | None,
+    admit: Admission | None = None,
+) -> SubmissionOut:
+    """The one way a submission is accepted (practice, or in an assignment through ``admit``):
+    the capped body, idempotency, rate limits and queue cap, then the optional wait. The answer
+    is what ``principal`` may see of it (``SubmissionService.present``)."""
     body = await _parse_body(request, service.settings.max_code_bytes)
     deadline = time.monotonic() + wait
     new_id = str(uuid.uuid4())
@@ -154,12 +170,13 @@ async def create_submission(
     with COMPLETIONS.watch(new_id) as notice:
         accepted = await run_in_threadpool(
             service.create,
-            problem.id,
+            problem_id,
             body,
             client=client_of(request, principal),
             idempotency_key=idempotency_key,
             submission_id=new_id,
             user_id=principal.user_id if principal is not None else None,
+            admit=admit,
         )
         submission = accepted.submission
         response.headers["Location"] = _location(submission.id)
@@ -169,18 +186,20 @@ async def create_submission(
             if not accepted.replayed:
                 await notice.wait(min(service.wait_poll_seconds, wait))
             if notice.result is not None:
-                out = submission_out(notice.result.row, notice.result.report)
+                out = await run_in_threadpool(
+                    service.present, notice.result.row, principal, notice.result.report
+                )
             else:
-                out = await _wait_done(service, submission.id, deadline)
+                out = await _wait_done(service, submission.id, deadline, principal)
     if out is None:
-        out = submission_out(submission)
+        out = await run_in_threadpool(service.present, submission, principal)
     if out.status == "done":
         response.status_code = 200
     return out
 
 
 async def _wait_done(
-    service: SubmissionService, submission_id: str, deadline: float
+    service: SubmissionService, submission_id: str, deadline: float, principal: Principal | None
 ) -> SubmissionOut | None:
     while True:
         # A notice (this process's grader, or a worker's over Redis) ends the wait at once; the
@@ -188,13 +207,15 @@ async def _wait_done(
         with COMPLETIONS.watch(submission_id) as notice:
             done = await run_in_threadpool(service.is_done, submission_id)
             if done is not None:
-                return submission_out(done)
+                return await run_in_threadpool(service.present, done, principal)
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return None
             await notice.wait(min(service.wait_poll_seconds, remaining))
             if notice.result is not None:
-                return submission_out(notice.result.row, notice.result.report)
+                return await run_in_threadpool(
+                    service.present, notice.result.row, principal, notice.result.report
+                )
 
 
 @router.get(
@@ -205,12 +226,14 @@ async def _wait_done(
 async def get_submission(
     submission_id: str, service: SubmissionServiceDep, principal: OptionalPrincipal
 ) -> SubmissionOut:
-    """A submission and its result. Anonymous practice: anyone with its id; an account's:
-    that account and administrators (others get 404, as for an unknown id)."""
+    """A submission and its result, as the caller may see it. Anonymous practice: anyone with
+    its id; an account's practice: that account and administrators; work in an assignment: the
+    student (as the feedback policy cuts it) and the course's staff. Others get 404, as for an
+    unknown id."""
     submission = await run_in_threadpool(service.get, submission_id)
-    if submission is None or not may_read(principal, submission):
+    if submission is None:
         raise not_found(submission_id)
-    return submission_out(submission)
+    return await run_in_threadpool(service.present, submission, principal)
 
 
 @router.get(
@@ -232,21 +255,31 @@ async def submission_events(
     last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
 ) -> StreamingResponse:
     """Server-sent events read from the database, so they work whichever process grades.
-    Whoever may read the submission (as GET)."""
-    found = await run_in_threadpool(service.get, submission_id)
-    if found is None or not may_read(principal, found):
+    Whoever may read the submission (as GET); the ``result`` event is the submission as GET
+    shows it to the caller, and the others carry no score."""
+    row = await run_in_threadpool(service.get, submission_id)
+    if row is None:
         raise not_found(submission_id)
+    # 404 to whoever may not read it; a cut view hides the run's time, too.
+    shown = await run_in_threadpool(service.present, row, principal)
     after = int(last_event_id) if last_event_id and last_event_id.isdigit() else 0
     return StreamingResponse(
-        _event_stream(service, submission_id, after),
+        _event_stream(service, submission_id, after, principal, timed=shown.view == "visible"),
         media_type="text/event-stream",
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )
 
 
 async def _event_stream(
-    service: SubmissionService, submission_id: str, after: int
+    service: SubmissionService,
+    submission_id: str,
+    after: int,
+    principal: Principal | None,
+    *,
+    timed: bool = True,
 ) -> AsyncIterator[str]:
+    """``timed``: phase events carry their seconds (a sandbox run's time includes the hidden
+    cases', so a view cut by a feedback policy does not show it)."""
     last_sent = time.monotonic()
     with ACTIVITY.watch(submission_id) as activity:
         while True:
@@ -257,7 +290,10 @@ async def _event_stream(
                     row = await run_in_threadpool(service.get, submission_id)
                     if row is None or json.loads(data).get("run", row.run) != row.run:
                         continue  # the result of a run that a regrade has since replaced
-                    data = submission_out(row).model_dump_json()
+                    shown = await run_in_threadpool(service.present, row, principal)
+                    data = shown.model_dump_json()
+                elif kind == "phase" and not timed:
+                    data = json.dumps({"phase": json.loads(data).get("phase")})
                 yield f"id: {event_id}\nevent: {kind}\ndata: {data}\n\n"
                 last_sent = time.monotonic()
                 if kind == "result":

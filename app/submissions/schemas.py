@@ -6,8 +6,9 @@ from datetime import datetime
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic.json_schema import SkipJsonSchema
 
-from app.grading.schemas import CaseReport, Diagnosis, GradeReport, RequirementResult
+from app.grading.schemas import CaseReport, Diagnosis, GradeReport, PublicView, RequirementResult
 from app.grading.verdicts import Verdict
 from app.submissions.models import Submission
 
@@ -54,6 +55,19 @@ class SubmissionOut(GradeReport):
     created_at: datetime
     started_at: datetime | None = None
     finished_at: datetime | None = None
+    view: Literal["visible", "summary", "verdict"] = Field(
+        default="visible",
+        description="How much of the report the caller is shown under the assignment's "
+        'feedback policy: everything, the public part ("summary": hidden cases only as '
+        "`hidden_passed` of `hidden_total`), or the verdict alone.",
+    )
+    hidden_passed: int | None = None
+    hidden_total: int | None = None
+    score_hidden: bool = Field(
+        default=False, description="True while the assignment hides scores from students."
+    )
+    # The summary the feedback policies show instead: kept out of every response.
+    public_view: SkipJsonSchema[PublicView | None] = Field(default=None, exclude=True)
 
 
 def submission_out(row: Submission, report: GradeReport | None = None) -> SubmissionOut:

@@ -14,12 +14,15 @@ from typing import Protocol
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.auth.tokens import Principal
 from app.core.config import Settings
 from app.core.errors import ApiError
 from app.db.base import utcnow
+from app.grading.schemas import GradeReport
+from app.submissions.access import may_read
 from app.submissions.models import Submission
 from app.submissions.repository import DONE, QUEUED, SubmissionRepository
-from app.submissions.schemas import SubmissionCreate
+from app.submissions.schemas import SubmissionCreate, SubmissionOut, submission_out
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +36,46 @@ class Dispatcher(Protocol):
     """Tells the graders that a committed submission is waiting."""
 
     def dispatch(self, submission_id: str) -> None: ...
+
+
+class SubmissionView(Protocol):
+    """What ``principal`` is shown of a submission: ``out`` as it is, a cut of it, or None
+    (answered as 404, as for an unknown id). Registered at start-up by the packages that own
+    the rules (e.g. an assignment's feedback policy), so this package imports none of them."""
+
+    def __call__(
+        self,
+        sessions: sessionmaker[Session],
+        row: Submission,
+        out: SubmissionOut,
+        principal: Principal | None,
+    ) -> SubmissionOut | None: ...
+
+
+@dataclass(frozen=True)
+class Owner:
+    """Whose a new submission is, and in which assignment, as graded attempt number what."""
+
+    user_id: int | None = None
+    assignment_id: int | None = None
+    graded_attempt: int | None = None
+
+
+class Admission(Protocol):
+    """Decides, in the transaction that inserts the new row, whose it is and which graded attempt
+    it takes (raising ApiError to refuse it). The database refuses two rows taking the same
+    attempt; the insert then asks again, so a race takes the next number or is refused.
+    ``scope`` names where it is submitted (e.g. "assignment:7") for idempotency keys."""
+
+    @property
+    def scope(self) -> str: ...
+
+    def __call__(self, session: Session, now: datetime, body: SubmissionCreate) -> Owner: ...
+
+
+# Inserts refused because a concurrent submission took the same graded attempt, retried with a
+# fresh admission; each retry sees the winner's committed row.
+ATTEMPT_RETRIES = 8
 
 
 @dataclass(frozen=True)
@@ -75,8 +118,11 @@ def check_code(code: str, max_bytes: int) -> None:
         raise ApiError(422, "invalid_code", "code contains a NUL character", "code")
 
 
-def request_digest(problem_id: str, body: SubmissionCreate) -> str:
-    payload = "\x00".join((problem_id, body.mode, body.code)).encode("utf-8")
+def request_digest(problem_id: str, body: SubmissionCreate, scope: str | None = None) -> str:
+    """``scope``: where it was submitted besides the problem (an assignment), so a key reused
+    across the practice route and an assignment is a different request, not a replay."""
+    parts = (problem_id, body.mode, body.code) + ((scope,) if scope else ())
+    payload = "\x00".join(parts).encode("utf-8")
     return hashlib.sha256(payload).hexdigest()
 
 
@@ -86,10 +132,29 @@ class SubmissionService:
         settings: Settings,
         sessions: sessionmaker[Session],
         dispatcher: Dispatcher,
+        view: SubmissionView | None = None,
     ) -> None:
         self.settings = settings
         self.sessions = sessions
         self.dispatcher = dispatcher
+        self.view = view
+
+    def present(
+        self, row: Submission, principal: Principal | None, report: GradeReport | None = None
+    ) -> SubmissionOut:
+        """The submission as ``principal`` may see it (404 when they may not): practice by
+        ``may_read``, work in an assignment by the course's rules (``self.view``)."""
+        out = submission_out(row, report)
+        if row.assignment_id is None:
+            if not may_read(principal, row):
+                raise not_found(row.id)
+            return out
+        if self.view is None:
+            raise not_found(row.id)  # no course rules registered: nobody reads course work
+        shown = self.view(self.sessions, row, out, principal)
+        if shown is None:
+            raise not_found(row.id)
+        return shown
 
     @property
     def wait_poll_seconds(self) -> float:
@@ -148,11 +213,41 @@ class SubmissionService:
         idempotency_key: str | None,
         submission_id: str | None = None,
         user_id: int | None = None,
+        admit: Admission | None = None,
     ) -> Accepted:
         """``submission_id``: the id a new row gets (a caller that watches for its completion
-        before it is dispatched chooses it); a fresh UUID by default."""
+        before it is dispatched chooses it); a fresh UUID by default. ``admit``: see
+        ``Admission``; without it the row belongs to no account or assignment."""
+        for _ in range(ATTEMPT_RETRIES):
+            accepted = self._create(
+                problem_id,
+                body,
+                client=client,
+                idempotency_key=idempotency_key,
+                submission_id=submission_id,
+                user_id=user_id,
+                admit=admit,
+            )
+            if accepted is not None:
+                return accepted
+        raise ApiError(
+            409, "attempt_conflict", "too many concurrent submissions; retry", "graded_attempt"
+        )
+
+    def _create(
+        self,
+        problem_id: str,
+        body: SubmissionCreate,
+        *,
+        client: str,
+        idempotency_key: str | None,
+        submission_id: str | None,
+        user_id: int | None,
+        admit: Admission | None,
+    ) -> Accepted | None:
+        """None: a concurrent submission took the same graded attempt; try again."""
         check_code(body.code, self.settings.max_code_bytes)
-        digest = request_digest(problem_id, body)
+        digest = request_digest(problem_id, body, admit.scope if admit is not None else None)
         with self.sessions() as session:
             repo = SubmissionRepository(session)
             if idempotency_key is not None:
@@ -165,6 +260,7 @@ class SubmissionService:
             self._check_rate(recent, oldest, now)
             if active >= self.settings.queue_max:
                 raise queue_full()
+            owner = admit(session, now, body) if admit is not None else Owner(user_id=user_id)
             submission = Submission(
                 id=submission_id or str(uuid.uuid4()),
                 problem_id=problem_id,
@@ -172,7 +268,9 @@ class SubmissionService:
                 code=body.code,
                 code_sha256=hashlib.sha256(body.code.encode("utf-8")).hexdigest(),
                 client=client,
-                user_id=user_id,
+                user_id=owner.user_id,
+                assignment_id=owner.assignment_id,
+                graded_attempt=owner.graded_attempt,
                 idempotency_key=idempotency_key,
                 request_sha256=digest,
                 status=QUEUED,
@@ -186,12 +284,14 @@ class SubmissionService:
             except IntegrityError:
                 # A concurrent retry with the same key won the insert: answer with its row.
                 session.rollback()
-                if idempotency_key is None:
-                    raise
-                existing = repo.find_by_idempotency_key(client, idempotency_key)
-                if existing is None:
-                    raise
-                return Accepted(_same_request(existing, digest), replayed=True)
+                existing = None
+                if idempotency_key is not None:
+                    existing = repo.find_by_idempotency_key(client, idempotency_key)
+                if existing is not None:
+                    return Accepted(_same_request(existing, digest), replayed=True)
+                if owner.graded_attempt is not None:
+                    return None
+                raise
         self._dispatch(submission.id)
         return Accepted(submission, replayed=False)
 

@@ -79,6 +79,7 @@ def internal_error(message: str) -> GradeReport:
 
 
 def _run_pipeline(ctx: GradingContext, submission: Submission) -> tuple[GradeReport, int | None]:
+    from app.assignments.cases import assignment_cases
     from app.grading.pipeline import grade_submission
 
     problem = ctx.problems.get(submission.problem_id)
@@ -87,7 +88,8 @@ def _run_pipeline(ctx: GradingContext, submission: Submission) -> tuple[GradeRep
     # The folder's cases plus the instructors' stored cases at the current version; "Run
     # examples" runs its public part.
     test_set = examples_set if submission.mode == "examples" else grading_set
-    version, cases = test_set(ctx.sessions, problem)
+    personal = assignment_cases(ctx.settings, ctx.sessions, problem, submission)
+    version, cases = personal or test_set(ctx.sessions, problem)
 
     def sandbox_done(seconds: float) -> None:
         # Its own small transaction, so event streams show "grading" while outputs are compared.
@@ -180,6 +182,9 @@ def _as_stored(
         id=submission.id,
         problem_id=submission.problem_id,
         mode=submission.mode,
+        user_id=submission.user_id,
+        assignment_id=submission.assignment_id,
+        graded_attempt=submission.graded_attempt,
         status=DONE,
         attempts=submission.attempts,
         run=submission.run,

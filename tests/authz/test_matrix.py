@@ -30,6 +30,7 @@ COURSE_MEMBERS = frozenset({"student", "ta", "instructor", "admin"})
 COURSE_STAFF = frozenset({"ta", "instructor", "admin"})
 COURSE_INSTRUCTORS = frozenset({"instructor", "admin"})
 REFUSALS = (401, 403, 404)
+ASSIGNMENT = "/api/courses/{course_id}/assignments/{assignment_id}"
 
 
 @dataclass(frozen=True)
@@ -101,6 +102,24 @@ RULES: dict[tuple[str, str], Rule] = {
     ("POST", "/api/courses/{course_id}/members/{user_id}/reset-link"): Rule(COURSE_INSTRUCTORS),
     ("GET", "/api/courses/{course_id}/sections"): Rule(COURSE_STAFF),
     ("POST", "/api/courses/{course_id}/roster"): Rule(COURSE_INSTRUCTORS),
+    # Assignments. Staff submissions are practice that never counts; TAs grant overrides.
+    ("GET", "/courses/{course_id}"): Rule(EVERYONE),
+    ("GET", "/courses/{course_id}/assignments/{assignment_id}"): Rule(EVERYONE),
+    ("GET", "/courses/{course_id}/assignments/{assignment_id}/problems/{problem_id}"): Rule(
+        EVERYONE
+    ),
+    ("GET", "/api/courses/{course_id}/assignments"): Rule(COURSE_MEMBERS),
+    ("POST", "/api/courses/{course_id}/assignments"): Rule(COURSE_INSTRUCTORS),
+    ("GET", f"{ASSIGNMENT}"): Rule(COURSE_MEMBERS),
+    ("PATCH", f"{ASSIGNMENT}"): Rule(COURSE_INSTRUCTORS),
+    ("DELETE", f"{ASSIGNMENT}"): Rule(COURSE_INSTRUCTORS, consumes=True),
+    ("POST", f"{ASSIGNMENT}/publish"): Rule(COURSE_INSTRUCTORS),
+    ("GET", f"{ASSIGNMENT}/overrides"): Rule(COURSE_STAFF),
+    ("POST", f"{ASSIGNMENT}/overrides"): Rule(COURSE_STAFF),
+    ("DELETE", f"{ASSIGNMENT}/overrides/{{override_id}}"): Rule(COURSE_STAFF, consumes=True),
+    ("GET", f"{ASSIGNMENT}/problems/{{problem_id}}/attempts"): Rule(COURSE_MEMBERS),
+    ("POST", f"{ASSIGNMENT}/problems/{{problem_id}}/submissions"): Rule(COURSE_MEMBERS),
+    ("GET", f"{ASSIGNMENT}/submissions/me.csv"): Rule(COURSE_MEMBERS),
     # The student's own submission in an assignment: the student and the course's staff.
     ("GET", "/api/submissions/{submission_id}"): Rule(COURSE_MEMBERS),
     ("GET", "/api/submissions/{submission_id}/events"): Rule(COURSE_MEMBERS),

@@ -122,6 +122,15 @@ def summary_line(result: dict[str, Any]) -> str:
     bits = []
     if isinstance(result.get("score"), int | float):
         bits.append(f"score {round(result['score'] * 100)}%")
+    elif result.get("score_hidden"):
+        bits.append("score hidden until published")
+    # An assignment's feedback policy may show the hidden cases only as a count, or nothing.
+    if result.get("view") == "summary":
+        bits.append(
+            f"{result.get('hidden_passed')} of {result.get('hidden_total')} hidden cases passed"
+        )
+    elif result.get("view") == "verdict":
+        bits.append("verdict only until published")
     if result.get("mode") in MODES:
         bits.append(MODES[result["mode"]])
     timings = result.get("timings")

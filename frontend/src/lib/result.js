@@ -39,7 +39,8 @@ function modeLabel(mode) {
 function banner(sub, mode) {
   const v = VERDICTS[sub.verdict] || { label: sub.verdict, tone: "warn", icon: "?" };
   const total = sub.timings && typeof sub.timings.total === "number" ? sub.timings.total : null;
-  const bits = [`score ${percent(sub.score)}`, modeLabel(mode), total !== null ? `graded in ${formatSeconds(total)}` : ""].filter(Boolean);
+  const score = sub.score_hidden ? "score hidden until published" : `score ${percent(sub.score)}`;
+  const bits = [score, modeLabel(mode), total !== null ? `graded in ${formatSeconds(total)}` : ""].filter(Boolean);
   return h(
     "div",
     { class: `verdict tone-${v.tone}`, "data-verdict": sub.verdict, id: "verdict" },
@@ -221,6 +222,22 @@ function outputBlock(sub) {
 }
 
 /** The full result panel for a finished submission. */
+/** What an assignment's feedback policy left out of this report, said plainly. */
+function policyNote(sub) {
+  if (sub.view === "summary" && sub.hidden_total) {
+    return h(
+      "section",
+      { class: "result-block policy-note", "data-view": "summary" },
+      h("p", { class: "hidden-summary", "data-hidden-passed": sub.hidden_passed, "data-hidden-total": sub.hidden_total }, `${sub.hidden_passed} of ${sub.hidden_total} hidden cases passed`),
+      h("p", { class: "note" }, "This assignment shows hidden cases only as a count; the requirements and the diagnosis below come from the public examples and the grader's probes."),
+    );
+  }
+  if (sub.view === "verdict") {
+    return h("p", { class: "result-block policy-note note", "data-view": "verdict" }, "Only the verdict is shown until your instructor publishes the feedback.");
+  }
+  return null;
+}
+
 export function renderResult(sub, { mode, requirementTitles = {} } = {}) {
   if (sub.status && sub.status !== "done") {
     return h("p", {}, `Submission ${sub.id} is ${sub.status}.`);
@@ -229,6 +246,7 @@ export function renderResult(sub, { mode, requirementTitles = {} } = {}) {
     "div",
     { class: "result", "data-submission": sub.id },
     banner(sub, mode),
+    policyNote(sub),
     requirementList(sub.requirements),
     diagnosisCards(sub.diagnoses, requirementTitles),
     pictureFor(sub.tests),

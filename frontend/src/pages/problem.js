@@ -10,7 +10,13 @@ import { renderResult, verdictLabel } from "../lib/result.js";
 import { localStore } from "../lib/storage.js";
 
 const problemId = document.body.dataset.problemId;
-const draftKey = `tj:draft:${problemId}`;
+// In an assignment (/courses/{c}/assignments/{a}/problems/{p}): submissions go to the
+// assignment's route, count as attempts, and come back cut by its feedback policy.
+const courseId = document.body.dataset.courseId || null;
+const assignmentId = document.body.dataset.assignmentId || null;
+const assignmentBase = assignmentId ? `/api/courses/${encodeURIComponent(courseId)}/assignments/${encodeURIComponent(assignmentId)}` : null;
+const historyKey = assignmentId ? `${problemId}@assignment-${assignmentId}` : problemId;
+const draftKey = `tj:draft:${historyKey}`;
 const isMac = /Mac|iPhone|iPad/.test(navigator.platform || navigator.userAgent);
 const MOD = isMac ? "⌘" : "Ctrl";
 
@@ -41,7 +47,9 @@ function statementColumn(p) {
     h(
       "div",
       { class: "topline" },
-      h("nav", { class: "breadcrumb", "aria-label": "Breadcrumb" }, h("a", { href: "/" }, "Problems"), " / ", p.title),
+      assignmentId
+        ? h("nav", { class: "breadcrumb", "aria-label": "Breadcrumb" }, h("a", { href: `/courses/${courseId}` }, "Course"), " / ", h("a", { href: `/courses/${courseId}/assignments/${assignmentId}` }, "Assignment"), " / ", p.title)
+        : h("nav", { class: "breadcrumb", "aria-label": "Breadcrumb" }, h("a", { href: "/" }, "Problems"), " / ", p.title),
       h("a", { class: "jump", href: "#editor-heading" }, "Go to the editor"),
     ),
     h("h1", { id: "problem-title" }, p.title),
@@ -110,6 +118,7 @@ function workspaceColumn() {
     "section",
     { class: "workspace", "aria-labelledby": "editor-heading" },
     h("h2", { id: "editor-heading" }, "Your solution"),
+    assignmentId ? h("section", { id: "assignment-panel", class: "assignment-panel", "aria-label": "Assignment", "aria-live": "polite" }, h("p", { class: "note" }, "Loading the assignment…")) : null,
     h(
       "p",
       { id: "editor-help", class: "help" },
@@ -214,9 +223,9 @@ async function follow(id, mode) {
   const sub = await followSubmission(id, ({ status, phase }) => {
     setProgress(PHASES[phase] || PHASES[status] || `${status || "working"}${phase ? `: ${phase}` : ""}`);
   });
-  updateSubmission(problemId, id, { status: sub.status, verdict: sub.verdict, score: sub.score });
+  updateSubmission(historyKey, id, { status: sub.status, verdict: sub.verdict, score: sub.score });
   showResult(sub, mode);
-  stopProgress(`${verdictLabel(sub.verdict)}, score ${Math.round((sub.score || 0) * 100)}%`);
+  stopProgress(typeof sub.score === "number" ? `${verdictLabel(sub.verdict)}, score ${Math.round(sub.score * 100)}%` : verdictLabel(sub.verdict));
   renderHistory();
   return sub;
 }
@@ -229,14 +238,15 @@ async function grade(mode) {
   setBusy(true);
   startProgress(mode === "submit" ? "Submitting…" : "Sending the examples run…");
   try {
-    const { data } = await api(`/api/problems/${encodeURIComponent(problemId)}/submissions`, {
+    const url = assignmentBase ? `${assignmentBase}/problems/${encodeURIComponent(problemId)}/submissions` : `/api/problems/${encodeURIComponent(problemId)}/submissions`;
+    const { data } = await api(url, {
       method: "POST",
       body: { code, mode },
     });
-    recordSubmission(problemId, { id: data.id, mode, status: data.status, submitted_at: new Date().toISOString(), code });
+    recordSubmission(historyKey, { id: data.id, mode, status: data.status, submitted_at: new Date().toISOString(), code });
     renderHistory();
     if (data.status === "done" && Array.isArray(data.requirements)) {
-      updateSubmission(problemId, data.id, { status: "done", verdict: data.verdict, score: data.score });
+      updateSubmission(historyKey, data.id, { status: "done", verdict: data.verdict, score: data.score });
       showResult(data, mode);
       stopProgress(verdictLabel(data.verdict));
       renderHistory();
@@ -250,6 +260,42 @@ async function grade(mode) {
     errorBox.textContent = describeError(err);
   } finally {
     setBusy(false);
+    if (assignmentId) refreshAssignment();
+  }
+}
+
+// ---------------------------------------------------------------- assignment
+
+async function refreshAssignment() {
+  const panel = document.getElementById("assignment-panel");
+  if (!panel) return;
+  try {
+    const [{ data: a }, { data: mine }] = await Promise.all([
+      api(assignmentBase),
+      api(`${assignmentBase}/problems/${encodeURIComponent(problemId)}/attempts`),
+    ]);
+    const entry = (a.problems || []).find((x) => x.problem_id === problemId);
+    const left = mine.attempts_allowed === null ? "no limit" : `${Math.max(0, mine.attempts_allowed - mine.attempts_used)} left`;
+    const attempts = mine.attempts_allowed === null ? `${mine.attempts_used} used (no limit)` : `${mine.attempts_used} of ${mine.attempts_allowed} used, ${left}`;
+    const feedback = { visible: "full report", summary: "public cases in full, hidden cases as a count", verdict: "verdict only, until published" }[mine.feedback] || mine.feedback;
+    fill(
+      panel,
+      h("p", { class: "assignment-title" }, h("a", { href: `/courses/${courseId}/assignments/${assignmentId}` }, a.title), entry ? ` · ${entry.points} points` : ""),
+      h(
+        "dl",
+        { class: "facts" },
+        h("dt", {}, "Due"),
+        h("dd", { id: "assignment-due", "data-due": mine.due_at }, new Date(mine.due_at).toLocaleString()),
+        h("dt", {}, "Now"),
+        h("dd", { id: "assignment-credit" }, mine.open ? mine.rule : `closed: ${mine.rule}`),
+        h("dt", {}, "Attempts"),
+        h("dd", { id: "assignment-attempts", "data-used": mine.attempts_used }, attempts),
+        h("dt", {}, "Feedback"),
+        h("dd", { id: "assignment-feedback" }, feedback),
+      ),
+    );
+  } catch (err) {
+    fill(panel, h("p", { class: "error", role: "alert" }, describeError(err)));
   }
 }
 
@@ -262,7 +308,7 @@ async function reopen(entry) {
   try {
     const { data } = await api(`/api/submissions/${encodeURIComponent(entry.id)}`);
     if (data.status === "done") {
-      updateSubmission(problemId, entry.id, { status: "done", verdict: data.verdict, score: data.score });
+      updateSubmission(historyKey, entry.id, { status: "done", verdict: data.verdict, score: data.score });
       showResult(data, entry.mode);
       stopProgress(`Showing submission ${entry.id}: ${verdictLabel(data.verdict)}`);
       renderHistory();
@@ -281,7 +327,7 @@ async function reopen(entry) {
 
 function renderHistory() {
   const body = clear(document.getElementById("history-body"));
-  const list = loadHistory(problemId);
+  const list = loadHistory(historyKey);
   if (list.length === 0) {
     body.append(h("p", { class: "note" }, "None yet from this browser."));
     return;
@@ -292,7 +338,8 @@ function renderHistory() {
       { class: "history-list" },
       list.map((e) => {
         const when = e.submitted_at ? new Date(e.submitted_at).toLocaleString() : "";
-        const outcome = e.verdict ? `${verdictLabel(e.verdict)} · ${Math.round((e.score || 0) * 100)}%` : e.status || "";
+        const score = typeof e.score === "number" ? ` · ${Math.round(e.score * 100)}%` : "";
+        const outcome = e.verdict ? `${verdictLabel(e.verdict)}${score}` : e.status || "";
         return h(
           "li",
           { "data-submission": e.id, class: e.verdict === "accepted" ? "accepted" : "" },
@@ -352,6 +399,7 @@ async function main() {
     localStore.set(draftKey, { code: editor.getCode(), saved_at: new Date().toISOString() });
   });
   renderHistory();
+  if (assignmentId) refreshAssignment();
 }
 
 main();

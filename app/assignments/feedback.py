@@ -1,0 +1,136 @@
+"""What a caller is shown of an assignment's submission: the one place the feedback policy cuts
+a report. Registered as the submissions API's view (see app.main), so GET, the event stream and
+the create response with ``?wait`` all answer through it, and the assignment's CSV and pages
+read the same cut.
+
+- Course staff (TA, instructor) and admins: the full report of anyone in the course.
+- The student who submitted: the report cut to ``policy.feedback_level`` (of the problem's own
+  policy, else the assignment's; at this moment; their own due date with extensions; the
+  publication date); no score while scores are hidden and unpublished.
+- Anyone else: nothing (404, as for an unknown id).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.assignments import policy
+from app.assignments.models import Assignment, AssignmentProblem
+from app.assignments.service import section_of, student_rules
+from app.auth.tokens import Principal
+from app.courses.models import Membership
+from app.db.base import utcnow
+from app.submissions.models import Submission
+from app.submissions.schemas import SubmissionOut
+
+
+@dataclass(frozen=True)
+class Cut:
+    level: policy.FeedbackLevel
+    scores_hidden: bool
+
+
+def published(at: datetime | None, now: datetime) -> bool:
+    return at is not None and now >= at
+
+
+def student_cut(
+    session: Session, assignment: Assignment, problem_id: str, user_id: int, now: datetime
+) -> Cut:
+    """How much of a report on ``problem_id`` the student ``user_id`` sees at ``now``."""
+    own = session.scalar(
+        select(AssignmentProblem.feedback).where(
+            AssignmentProblem.assignment_id == assignment.id,
+            AssignmentProblem.problem_id == problem_id,
+        )
+    )
+    rule: policy.Feedback = own or assignment.feedback  # type: ignore[assignment]
+    section = section_of(session, assignment.course_id, user_id)
+    rules = student_rules(session, assignment, user_id, section)
+    level = policy.feedback_level(rule, now, rules.dates.due_at, assignment.feedback_published_at)
+    hidden = assignment.hide_scores and not published(assignment.scores_published_at, now)
+    return Cut(level, hidden)
+
+
+def is_course_staff(session: Session, course_id: int, principal: Principal) -> bool:
+    if principal.is_admin:
+        return True
+    role = session.scalar(
+        select(Membership.role).where(
+            Membership.course_id == course_id,
+            Membership.user_id == principal.user_id,
+            Membership.status == "active",
+        )
+    )
+    return role in ("ta", "instructor")
+
+
+def cut_report(out: SubmissionOut, cut: Cut) -> SubmissionOut:
+    """``out`` as a student under ``cut`` sees it."""
+    score = None if cut.scores_hidden else out.score
+    common = {"score": score, "score_hidden": cut.scores_hidden, "view": cut.level}
+    if cut.level == "visible" or out.status != "done":
+        return out.model_copy(update=common)
+    if cut.level == "verdict":
+        return out.model_copy(
+            update=common
+            | {
+                "requirements": [],
+                "diagnoses": [],
+                "tests": [],
+                "alternatives": [],
+                "stdout": "",
+                "stderr": "",
+                "stdout_truncated": False,
+                "stderr_truncated": False,
+                "error": None,
+                "timings": {},
+            }
+        )
+    public = out.public_view
+    hidden = [t for t in out.tests if t.visibility != "public"]
+    return out.model_copy(
+        update=common
+        | {
+            "tests": [t for t in out.tests if t.visibility == "public"],
+            # Computed by the grader from the public cases and the probes alone.
+            "requirements": public.requirements if public else [],
+            "diagnoses": public.diagnoses if public else [],
+            "alternatives": public.alternatives if public else [],
+            "error": public.error if public else None,
+            "hidden_passed": public.hidden_passed
+            if public
+            else sum(t.status == "passed" for t in hidden),
+            "hidden_total": public.hidden_total if public else len(hidden),
+            # The run's time includes the hidden cases', which the submission controls.
+            "timings": {},
+        }
+    )
+
+
+def assignment_view(
+    sessions: sessionmaker[Session],
+    row: Submission,
+    out: SubmissionOut,
+    principal: Principal | None,
+) -> SubmissionOut | None:
+    """The submissions API's view (see ``SubmissionView``): only rows of an assignment are
+    this package's to decide; the others pass through unchanged."""
+    if row.assignment_id is None:
+        return out
+    if principal is None:
+        return None
+    with sessions() as session:
+        assignment = session.get(Assignment, row.assignment_id)
+        if assignment is None:
+            return None
+        if is_course_staff(session, assignment.course_id, principal):
+            return out
+        if row.user_id != principal.user_id:
+            return None
+        now = utcnow()
+        return cut_report(out, student_cut(session, assignment, row.problem_id, row.user_id, now))
