@@ -15,6 +15,7 @@ from app.auth.routes import router as accounts_router
 from app.core.bodies import BodyLimitMiddleware
 from app.core.config import Settings, get_settings
 from app.core.errors import install_error_handlers
+from app.gradebook.routes import router as gradebook_router
 from app.lifespan import lifespan
 from app.problems.loader import load_problems
 from app.problems.routes import router as problems_router
@@ -47,6 +48,7 @@ ROUTERS = (
     submissions_router,
     testcases_router,
     reports_router,
+    gradebook_router,
     health_router,
 )
 
