@@ -50,7 +50,6 @@ from app.gradebook.scores import (
     StudentGrades,
     compute,
     load_adjustments,
-    load_attempts,
     load_grants,
     scores_visible,
 )
@@ -226,7 +225,7 @@ class GradebookService:
     def attempts_csv(self, course_id: int, assignment_id: int, section: str | None) -> str:
         with self.sessions() as session:
             book = self._book(session, course_id, assignment_id, section=section)
-            credits = self._credits(session, book, load_attempts(session, assignment_id))
+            credits = self._credits(session, book, book.attempts)
         return exports.attempts_csv(book, credits)
 
     def _credits(
@@ -261,8 +260,7 @@ class GradebookService:
             if not book.rows:
                 raise student_not_found(user_id)
             row = book.rows[0]
-            attempts = load_attempts(session, assignment_id, user_id)
-            credit = {a.submission_id: c for a, c in self._credits(session, book, attempts)}
+            credit = {a.submission_id: c for a, c in self._credits(session, book, book.attempts)}
             subs = session.scalars(
                 select(Submission)
                 .where(Submission.assignment_id == assignment_id, Submission.user_id == user_id)

@@ -155,3 +155,88 @@ def add_attempt(
         session.add(row)
         session.commit()
         return row.id
+
+
+ALL_PROBLEMS = (
+    ("multi-head-attention", 10.0),
+    ("causal-attention", 10.0),
+    ("masked-attention", 10.0),
+    ("grouped-query-attention", 10.0),
+    ("softmax-backward", 10.0),
+)
+
+
+def sized_report(verdict: str, score: float, codes: Sequence[str]) -> str:
+    """A report the size of a real wrong answer's: requirements, diagnoses with text, a dozen
+    cases (public ones with an error grid), output."""
+    from app.grading.schemas import CaseReport, RequirementResult
+
+    grid = [[0.01 * (i + j) for j in range(16)] for i in range(16)]
+    return GradeReport(
+        verdict=verdict,  # type: ignore[arg-type]
+        score=score,
+        requirements=[
+            RequirementResult(id=f"r{i}", title=f"Requirement {i}", status="passed")
+            for i in range(6)
+        ],
+        diagnoses=[
+            Diagnosis(
+                code=c,
+                requirement="r3",
+                title=f"Title of {c}",
+                explanation="x" * 300,
+                hint="y" * 200,
+                evidence="z" * 200,
+            )
+            for c in codes
+        ],
+        tests=[
+            CaseReport(
+                name=f"case {i}",
+                visibility="public" if i < 4 else "hidden",
+                status="failed",
+                message="mismatch",
+                max_error=0.5,
+                error_grid=grid if i < 4 else None,
+                expected_shape=[2, 3, 6],
+            )
+            for i in range(12)
+        ],
+        stdout="printed\n" * 20,
+    ).model_dump_json()
+
+
+def seed_class(
+    sessions: sessionmaker[Session], course_id: int, students: int, attempts: int = 2
+) -> tuple[int, list[int]]:
+    """A class of ``students`` (sections S0..S9) on a 5-problem assignment, each with
+    ``attempts`` graded attempts per problem, wrong then right, with full-size reports."""
+    from sqlalchemy import insert
+
+    from app.auth.models import User
+    from app.courses.models import Membership
+
+    a = make_assignment(sessions, course_id, ALL_PROBLEMS, penalties=[0, 0.1])
+    wrong = sized_report("wrong_answer", 0.5, ["missing-wo", "no-scale"])
+    right = sized_report("accepted", 1.0, [])
+    with sessions() as session:
+        users = [{"email": f"s{i}@class.example", "name": f"Student {i:03d}", "role": "member"}
+                 for i in range(students)]  # fmt: skip
+        ids = list(session.scalars(insert(User).returning(User.id), users))
+        session.execute(insert(Membership), [
+            {"course_id": course_id, "user_id": uid, "role": "student", "section": f"S{i % 10}"}
+            for i, uid in enumerate(ids)
+        ])  # fmt: skip
+        rows = []
+        for i, uid in enumerate(ids):
+            for problem_id, _ in ALL_PROBLEMS:
+                for n in range(1, attempts + 1):
+                    last = n == attempts and i % 3 != 0
+                    at = T0 - timedelta(minutes=60 - n)
+                    verdict = "accepted" if last else "wrong_answer"
+                    row = attempt_row(a, uid, problem_id, n, at, 1.0 if last else 0.5, verdict)
+                    row.report = right if last else wrong
+                    rows.append(row)
+        session.add_all(rows)
+        session.commit()
+    return a, ids

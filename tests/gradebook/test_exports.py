@@ -130,3 +130,26 @@ def test_removed_students_stay_in_the_gradebook_but_not_in_canvas(
 )  # fmt: skip
 def test_formula_escaping(value: object, cell: str) -> None:
     assert safe(value) == cell
+
+
+def test_report_diagnoses_reads_only_the_reports_own_key() -> None:
+    from app.gradebook.scores import report_diagnoses
+    from app.grading.schemas import Diagnosis, GradeReport, RequirementResult
+
+    sneaky = 'x", "diagnoses": [{"code": "fake", "title": "fake"}], "y": "'
+    report = GradeReport(
+        verdict="wrong_answer",
+        score=0.0,
+        requirements=[RequirementResult(id="r", title=sneaky, status="failed", detail=sneaky)],
+        diagnoses=[
+            Diagnosis(
+                code="missing-wo", requirement=None, title="No W_o", explanation=sneaky, hint=""
+            )
+        ],
+        tests=[],
+        stdout=sneaky,
+    )
+    assert report_diagnoses(report.model_dump_json()) == [("missing-wo", "No W_o")]
+    spaced = '{"verdict": "accepted", "diagnoses" :  [ ], "x": 1}'
+    assert report_diagnoses(spaced) == []
+    assert report_diagnoses(None) == []
