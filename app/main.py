@@ -15,6 +15,7 @@ from app.auth.routes import router as accounts_router
 from app.core.bodies import BodyLimitMiddleware
 from app.core.config import Settings, get_settings
 from app.core.errors import install_error_handlers
+from app.gradebook.pages import router as gradebook_pages_router
 from app.gradebook.routes import router as gradebook_router
 from app.lifespan import lifespan
 from app.problems.loader import load_problems
@@ -49,6 +50,7 @@ ROUTERS = (
     testcases_router,
     reports_router,
     gradebook_router,
+    gradebook_pages_router,
     health_router,
 )
 

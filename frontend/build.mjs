@@ -17,6 +17,8 @@ const result = await build({
     index: "src/pages/index.js",
     problem: "src/pages/problem.js",
     instructor: "src/pages/instructor.js",
+    gradebook: "src/pages/gradebook.js",
+    "gradebook-student": "src/pages/gradebook-student.js",
     app: "src/styles/app.css",
   },
   outdir,
