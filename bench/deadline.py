@@ -252,19 +252,29 @@ def page_render(url: str, world: dict[str, Any], students: int) -> dict[str, flo
             context = browser.new_context(base_url=url, viewport={"width": 1366, "height": 900})
             context.add_cookies([{"name": COOKIE, "value": world["teacher_cookie"], "url": url}])
             page = context.new_page()
-            start = time.perf_counter()
-            page.goto(path)
-            page.locator("#gradebook-table tbody tr").nth(students - 1).wait_for(timeout=30_000)
-            wall = time.perf_counter() - start
-            fetch_ms, render_ms, total_ms = page.evaluate(
-                """() => {
-                const t = (name) => performance.getEntriesByName(name)[0].startTime;
-                return [t("gradebook-fetched") - t("gradebook-fetch-start"),
-                        t("gradebook-rendered") - t("gradebook-fetched"), t("gradebook-rendered")];
-            }"""
-            )
-            return {"api_read_ms": fetch_ms, "render_ms": render_ms,
-                    "navigation_to_table_ms": total_ms, "wall_s": wall}  # fmt: skip
+            out: dict[str, float] = {}
+            # The first load starts a cold browser (and fetches the page's scripts); the second
+            # is what an instructor reloading the gradebook waits for.
+            for label in ("cold", "warm"):
+                start = time.perf_counter()
+                page.goto(path)
+                page.locator("#gradebook-table tbody tr").nth(students - 1).wait_for(timeout=30_000)
+                wall = time.perf_counter() - start
+                fetch_ms, render_ms, total_ms = page.evaluate(
+                    """() => {
+                    const t = (name) => performance.getEntriesByName(name)[0].startTime;
+                    return [t("gradebook-fetched") - t("gradebook-fetch-start"),
+                            t("gradebook-rendered") - t("gradebook-fetched"),
+                            t("gradebook-rendered")];
+                }"""
+                )
+                out |= {
+                    f"{label}_api_read_ms": round(fetch_ms),
+                    f"{label}_render_ms": round(render_ms),
+                    f"{label}_navigation_to_table_ms": round(total_ms),
+                    f"{label}_wall_s": round(wall, 2),
+                }
+            return out
         finally:
             browser.close()
 
