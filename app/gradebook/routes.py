@@ -177,11 +177,11 @@ async def _adjustment_body(request: Request) -> AdjustmentIn:
         {
             **AUTH_ERRORS,
             400: "Body is not JSON",
-            404: "Unknown course or assignment",
-            409: "Clearing a score that has no adjustment",
+            404: "Unknown course or assignment; not a student of the course; not a problem of "
+            "the assignment",
+            409: "Score over the problem's points; clearing a score that has no adjustment",
             413: "Body over the size limit",
-            422: "Not a student here, not a problem of the assignment, score out of range, "
-            "no comment",
+            422: "Invalid body (missing field, negative score, blank comment...)",
         }
     ),
     openapi_extra={

@@ -84,10 +84,17 @@ class AdjustmentIn(BaseModel):
     user_id: int = Field(ge=1, le=2**53)
     problem_id: str = Field(min_length=1, max_length=128)
     score: float | None = Field(
-        description="Points, 0 to the problem's points; null clears the adjustment.",
+        ge=0,
+        description="Points, 0 to the problem's points (above them: 409); null clears the "
+        "adjustment.",
         allow_inf_nan=False,
     )
-    comment: str = Field(min_length=1, max_length=1000)
+    comment: str = Field(
+        min_length=1,
+        max_length=1000,
+        pattern=r"\S",
+        description="Why (kept in the audit log); not blank.",
+    )
 
 
 class AdjustmentOut(BaseModel):

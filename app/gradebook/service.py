@@ -316,25 +316,23 @@ class GradebookService:
     ) -> AdjustmentOut:
         """Append a manual score (or its clearing) to the audit log, with the score it replaces."""
         comment = body.comment.strip()
-        if not comment:
-            raise ApiError(422, "comment_required", "say why the score changes", "comment")
         with self.sessions() as session:
             book = self._book(session, course_id, assignment_id, user_id=body.user_id)
             if not book.rows:
-                raise ApiError(
-                    422, "not_a_student", f"user {body.user_id} is not a student here", "user_id"
-                )
+                raise student_not_found(body.user_id)
             cell = next((c for c in book.rows[0].cells if c.problem_id == body.problem_id), None)
             if cell is None:
                 raise ApiError(
-                    422,
+                    404,
                     "problem_not_in_assignment",
                     f"problem {body.problem_id!r} is not part of this assignment",
                     "problem_id",
                 )
-            if body.score is not None and not 0 <= body.score <= cell.max_points:
+            # Over the problem's points: a conflict with the assignment (409), since the schema
+            # cannot say each problem's maximum.
+            if body.score is not None and body.score > cell.max_points:
                 raise ApiError(
-                    422,
+                    409,
                     "score_out_of_range",
                     f"the score must be between 0 and {cell.max_points:g}",
                     "score",

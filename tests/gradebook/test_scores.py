@@ -168,11 +168,11 @@ def test_adjustment_replaces_and_clearing_restores(
 @pytest.mark.parametrize(
     ("change", "status", "code"),
     [
-        ({"score": 10.5}, 422, "score_out_of_range"),
-        ({"score": -1}, 422, "score_out_of_range"),
-        ({"comment": "   "}, 422, "comment_required"),
+        ({"score": 10.5}, 409, "score_out_of_range"),
+        ({"score": -1}, 422, "invalid_request"),
+        ({"comment": "   "}, 422, "invalid_request"),
         ({"comment": ""}, 422, "invalid_request"),
-        ({"problem_id": "causal-attention"}, 422, "problem_not_in_assignment"),
+        ({"problem_id": "causal-attention"}, 404, "problem_not_in_assignment"),
         ({"user_id": 0}, 422, "invalid_request"),
         ({"score": None}, 409, "nothing_to_clear"),
         ({"extra": 1}, 422, "invalid_request"),
@@ -203,7 +203,7 @@ def test_adjusting_a_non_student_is_refused(
         body = {"user_id": people.users[who], "problem_id": MHA, "score": 3, "comment": "x"}
         r = api.post(f"{base(people)}/{a}/adjustments", json=body,
                      headers=people.headers("instructor"))  # fmt: skip
-        assert (r.status_code, r.json()["error"]["code"]) == (422, "not_a_student")
+        assert (r.status_code, r.json()["error"]["code"]) == (404, "student_not_found")
 
 
 def test_hidden_scores_until_published(
