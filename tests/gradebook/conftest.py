@@ -1,4 +1,5 @@
-"""An app on a fresh SQLite file with two courses and a person of every role (seed_people)."""
+"""An app on a fresh SQLite file and on a real PostgreSQL (each test runs on both), with two
+courses and a person of every role (seed_people)."""
 
 from __future__ import annotations
 
@@ -15,8 +16,8 @@ from tests.support.people import People, seed_people
 
 
 @pytest.fixture
-def api(tmp_path: Path) -> Iterator[TestClient]:
-    with TestClient(create_app(make_settings(tmp_path / "data"))) as client:
+def api(tmp_path: Path, database_url: str | None) -> Iterator[TestClient]:
+    with TestClient(create_app(make_settings(tmp_path / "data", database_url))) as client:
         yield client
 
 

@@ -2,29 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import timedelta
-from pathlib import Path
 
-import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.auth.accounts import create_user
 from app.courses.models import Membership
-from app.main import create_app
 from tests.gradebook.factories import MHA, SOFTMAX, T0, add_attempt, make_assignment
-from tests.instructors.conftest import make_settings
 from tests.support.people import People
 
 HOUR = timedelta(hours=1)
-
-
-@pytest.fixture
-def api(tmp_path: Path, database_url: str | None) -> Iterator[TestClient]:
-    """On SQLite and PostgreSQL: each extracts the diagnoses from the reports itself."""
-    with TestClient(create_app(make_settings(tmp_path / "data", database_url))) as client:
-        yield client
 
 
 def test_insight_counts_latest_attempts(

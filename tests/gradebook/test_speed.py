@@ -5,27 +5,15 @@ latest reports, nothing per student."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from pathlib import Path
 
-import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import event
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.main import create_app
 from tests.gradebook.factories import seed_class
-from tests.instructors.conftest import make_settings
 from tests.support.people import People
 
 BUDGET_SECONDS = 1.0
-
-
-@pytest.fixture
-def api(tmp_path: Path, database_url: str | None) -> Iterator[TestClient]:
-    """On SQLite and PostgreSQL: each extracts the diagnoses from the reports itself."""
-    with TestClient(create_app(make_settings(tmp_path / "data", database_url))) as client:
-        yield client
 
 
 def test_gradebook_of_300_students_is_fast(
