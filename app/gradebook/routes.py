@@ -20,6 +20,7 @@ from app.core.bodies import BodyCap, read_capped
 from app.core.errors import AUTH_ERRORS, ApiError, error_responses, first_error
 from app.courses.deps import CourseInstructor, CourseMember, CourseStaff
 from app.gradebook.deps import GradebookServiceDep
+from app.gradebook.regrade import regrade_all
 from app.gradebook.schemas import (
     AdjustmentIn,
     AdjustmentLog,
@@ -30,9 +31,7 @@ from app.gradebook.schemas import (
     RegradeOut,
     StudentDetail,
 )
-from app.gradebook.service import GradebookService
 from app.submissions.deps import SubmissionServiceDep
-from app.submissions.service import SubmissionService
 
 PREFIX = "/api/courses/{course_id}/assignments/{assignment_id}"
 router = APIRouter(prefix=PREFIX, tags=["gradebook"])
@@ -217,27 +216,6 @@ async def insight(
     return await run_in_threadpool(service.insight, access.course_id, assignment_id, section)
 
 
-def _regrade_all(
-    gradebook: GradebookService, submissions: SubmissionService, course_id: int, assignment_id: int
-) -> RegradeOut:
-    """Each graded attempt through the submissions' own regrade: a new run on the current test
-    set, queued behind students' new submissions (the fair queue serves regrades with workers
-    they leave idle), and refused once the queue is full."""
-    queued = skipped = 0
-    ids = gradebook.graded_submissions(course_id, assignment_id)
-    for index, submission_id in enumerate(ids):
-        try:
-            submissions.regrade(submission_id)
-        except ApiError as exc:
-            if exc.status_code == 503:
-                skipped += len(ids) - index
-                return RegradeOut(queued=queued, skipped=skipped, queue_full=True)
-            skipped += 1  # still being graded: its pending run grades on the current set
-            continue
-        queued += 1
-    return RegradeOut(queued=queued, skipped=skipped, queue_full=False)
-
-
 @router.post(
     "/regrade",
     status_code=202,
@@ -253,5 +231,5 @@ async def regrade(
     """Grade every graded attempt of the assignment again (after its test cases changed).
     Scores are computed when read, so they follow the new gradings under the policy."""
     return await run_in_threadpool(
-        _regrade_all, service, submissions, access.course_id, assignment_id
+        regrade_all, service, submissions, access.course_id, assignment_id
     )

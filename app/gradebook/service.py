@@ -6,7 +6,6 @@ given a course the caller may see and reads only that course's assignment.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 
 from sqlalchemy import select
@@ -19,13 +18,13 @@ from app.core.errors import ApiError
 from app.courses.models import Membership
 from app.db.base import utcnow
 from app.gradebook import exports
+from app.gradebook.insight import class_insight
 from app.gradebook.models import GradeAdjustment
 from app.gradebook.schemas import (
     AdjustmentIn,
     AdjustmentLog,
     AdjustmentOut,
     AttemptOut,
-    CodeCount,
     DiagnosisRef,
     GradebookOut,
     GradebookRow,
@@ -34,12 +33,10 @@ from app.gradebook.schemas import (
     MyGrades,
     MyProblemScore,
     ProblemColumn,
-    ProblemInsight,
     StudentDetail,
     StudentRef,
 )
 from app.gradebook.scores import (
-    ACCEPTED,
     Adjustment,
     AttemptCredit,
     AttemptRow,
@@ -368,44 +365,7 @@ class GradebookService:
     # -- insight -------------------------------------------------------------------------------
 
     def insight(self, course_id: int, assignment_id: int, section: str | None) -> InsightOut:
-        """Per problem: the diagnoses of each student's latest graded attempt, most common
-        first, and how many of those students have not had it accepted since."""
-        book = self.book(course_id, assignment_id, section, diagnoses=True)
-        problems = []
-        for index, p in enumerate(book.problems):
-            cells = [r.cells[index] for r in book.rows]
-            graded = [c for c in cells if c.last_verdict is not None]
-            verdicts = Counter(c.last_verdict for c in graded if c.last_verdict)
-            students: Counter[str] = Counter()
-            stuck: Counter[str] = Counter()
-            titles: dict[str, str] = {}
-            for c in graded:
-                for code, title in dict(c.diagnoses).items():
-                    titles.setdefault(code, title)
-                    students[code] += 1
-                    if c.last_verdict != ACCEPTED:
-                        stuck[code] += 1
-            ranked = sorted(students, key=lambda code: (-stuck[code], -students[code], code))
-            problems.append(
-                ProblemInsight(
-                    problem_id=p.problem_id,
-                    title=p.title,
-                    attempted=len(graded),
-                    accepted=verdicts.get(ACCEPTED, 0),
-                    stuck=len(graded) - verdicts.get(ACCEPTED, 0),
-                    verdicts=dict(verdicts),
-                    diagnoses=[
-                        CodeCount(
-                            code=code,
-                            title=titles[code],
-                            students=students[code],
-                            stuck=stuck[code],
-                        )
-                        for code in ranked
-                    ],
-                )
-            )
-        return InsightOut(assignment_id=assignment_id, students=len(book.rows), problems=problems)
+        return class_insight(self.book(course_id, assignment_id, section, diagnoses=True))
 
     # -- regrade -------------------------------------------------------------------------------
 

@@ -92,3 +92,41 @@ def test_regrade_all_and_scores_follow(
     assert sub["created_at"] and sub["finished_at"]
     assert record["cells"][0]["diagnosis"]["code"] == "missing-wo"
     assert record["total"] == totals[people.users["student_b"]]
+
+
+def test_regrade_skips_running_and_stops_at_a_full_queue(
+    api: TestClient, sessions: sessionmaker[Session], people: People
+) -> None:
+    from datetime import timedelta
+
+    from app.gradebook.regrade import regrade_all
+    from app.gradebook.service import GradebookService
+    from app.submissions.service import SubmissionService
+    from tests.gradebook.factories import T0, add_attempt
+
+    course = people.courses["course"]
+    a = make_assignment(sessions, course)
+    s, b = people.users["student"], people.users["student_b"]
+    running = add_attempt(sessions, a, s, MHA, 1, T0, None)
+    with sessions() as session:  # a worker holds it (a lease far ahead): not regradable now
+        session.execute(update(Submission).where(Submission.id == running).values(
+            status="running", lease_token="held", lease_expires_at=utcnow() + timedelta(hours=1)
+        ))  # fmt: skip
+        session.commit()
+    first = add_attempt(sessions, a, s, MHA, 2, T0 + timedelta(minutes=1), 0.5)
+    second = add_attempt(sessions, a, b, MHA, 1, T0 + timedelta(minutes=2), 0.5)
+
+    class Nowhere:
+        def dispatch(self, submission_id: str) -> None:
+            """The embedded pool still polls the database; nothing else to tell."""
+
+    settings = api.app.state.settings.model_copy(update={"queue_max": 2})  # type: ignore[attr-defined]
+    out = regrade_all(
+        GradebookService(sessions, {}), SubmissionService(settings, sessions, Nowhere()), course, a
+    )
+    # The running one is skipped; the first regrade fills the queue (2 active); the second is
+    # refused and counted as skipped.
+    assert (out.queued, out.skipped, out.queue_full) == (1, 2, True)
+    with sessions() as session:
+        runs = dict(session.execute(select(Submission.id, Submission.run)).all())
+    assert (runs[running], runs[first], runs[second]) == (1, 2, 1)
