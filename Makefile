@@ -18,6 +18,12 @@ bench: install
 	$(BIN)/python bench/run.py $(if $(PROBLEM),--problem $(PROBLEM))
 	$(if $(PROBLEM),,$(BIN)/python bench/problems.py)
 
+# A 300-student class submitting just before a deadline, graded with nothing lost, then the
+# gradebook API and page timed (< 3 min on 2 cores); writes bench/results/deadline-latest.json.
+.PHONY: bench-deadline
+bench-deadline: install frontend
+	$(BIN)/python bench/deadline.py
+
 # Browser assets: frontend/ bundled by npm + esbuild into app/web/static/dist, rebuilt when
 # missing or older than their sources. Debian's nodejs+npm are installed only when no npm is
 # on PATH (not via DEB_PACKAGES: a NodeSource nodejs provides npm and conflicts with Debian's).

@@ -25,6 +25,8 @@ from app.core.openapi import install_openapi
 from app.courses.pages import router as course_pages_router
 from app.courses.routes import roster_cap
 from app.courses.routes import router as courses_router
+from app.gradebook.pages import router as gradebook_pages_router
+from app.gradebook.routes import router as gradebook_router
 from app.lifespan import lifespan
 from app.problems.loader import load_problems
 from app.problems.routes import router as problems_router
@@ -64,6 +66,8 @@ ROUTERS = (
     reports_router,
     assignments_router,
     assignment_pages_router,
+    gradebook_router,
+    gradebook_pages_router,
     health_router,
 )
 

@@ -22,11 +22,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import run as core  # noqa: E402  (bench/run.py: the server, the clients and the floor)
+import run as core
 
-from app.core.config import Settings  # noqa: E402
-from app.problems.loader import load_problems  # noqa: E402
-from app.problems.solutions import solutions  # noqa: E402
+from app.core.config import Settings
+from app.problems.loader import load_problems
+from app.problems.solutions import solutions
 
 BASELINE = "multi-head-attention"
 

@@ -26,6 +26,8 @@ const result = await build({
     reset: "src/pages/reset.js",
     course: "src/pages/course.js",
     assignment: "src/pages/assignment.js",
+    gradebook: "src/pages/gradebook.js",
+    "gradebook-student": "src/pages/gradebook-student.js",
     app: "src/styles/app.css",
   },
   outdir,

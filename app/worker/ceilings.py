@@ -30,3 +30,9 @@ class CappedSandbox:
     def run(self, request: RunRequest) -> RunResult:
         limits = capped(request.limits, self.settings)
         return self.inner.run(request.model_copy(update={"limits": limits}))
+
+    def close(self) -> None:
+        """Ends the backend's long-lived sandboxes (a fork server, a warm pool), if it has any."""
+        close = getattr(self.inner, "close", None)
+        if close is not None:
+            close()

@@ -69,6 +69,7 @@ class EmbeddedPool:
         deadline = time.monotonic() + timeout
         for thread in self._threads:
             thread.join(max(0.0, deadline - time.monotonic()))
+        self._ctx.close()
 
     def _work(self) -> None:
         poll = self._ctx.settings.poll_seconds

@@ -49,6 +49,18 @@ class GradingContext:
                 self._sandbox = self.make_sandbox(self.settings)
             return self._sandbox
 
+    def close(self) -> None:
+        """Release what the context started: the sandbox's long-lived processes (a fork server
+        and its spares) and the lease renewals, so a stopped server leaves nothing running."""
+        with self._lock:
+            sandbox, self._sandbox = self._sandbox, None
+            leases, self._leases = self._leases, None
+        close = getattr(sandbox, "close", None)
+        if close is not None:
+            close()
+        if leases is not None:
+            leases.stop()
+
     @property
     def leases(self) -> LeaseKeeper:
         """Renews the lease of every submission being graded, so only a dead or stuck worker

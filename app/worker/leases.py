@@ -31,6 +31,11 @@ class LeaseKeeper:
         # (submission id, lease token) -> monotonic time of the claim or the last renewal.
         self._held: dict[tuple[str, str], float] = {}
         self._thread: threading.Thread | None = None
+        self._stopped = threading.Event()
+
+    def stop(self) -> None:
+        """Stop renewing; the thread ends within one interval."""
+        self._stopped.set()
 
     @contextlib.contextmanager
     def holding(self, submission_id: str, token: str) -> Iterator[None]:
@@ -51,7 +56,7 @@ class LeaseKeeper:
         return self._settings.lease_seconds / 3
 
     def _loop(self) -> None:
-        while True:
+        while not self._stopped.is_set():
             interval = self._interval()
             now = time.monotonic()
             with self._lock:
@@ -61,7 +66,7 @@ class LeaseKeeper:
                 self._renew(key)
             if not due:
                 # With nothing held, a full interval: a new hold is due no sooner than that.
-                time.sleep(min(pending, default=interval))
+                self._stopped.wait(min(pending, default=interval))
 
     def _renew(self, key: tuple[str, str]) -> None:
         submission_id, token = key

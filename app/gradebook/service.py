@@ -1,0 +1,406 @@
+"""The gradebook's reads and its one write (a manual adjustment), each in its own session.
+
+Access is decided before this module is called (``app.courses.deps``): every method here is
+given a course the caller may see and reads only that course's assignment.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.assignments.models import Assignment
+from app.auth.models import User
+from app.auth.tokens import Principal
+from app.core.errors import ApiError
+from app.courses.models import Membership
+from app.db.base import utcnow
+from app.gradebook import exports
+from app.gradebook.insight import class_insight
+from app.gradebook.models import GradeAdjustment
+from app.gradebook.schemas import (
+    AdjustmentIn,
+    AdjustmentLog,
+    AdjustmentOut,
+    AttemptOut,
+    DiagnosisRef,
+    GradebookOut,
+    GradebookRow,
+    GradeCell,
+    InsightOut,
+    MyGrades,
+    MyProblemScore,
+    ProblemColumn,
+    StudentDetail,
+    StudentRef,
+)
+from app.gradebook.scores import (
+    Adjustment,
+    AttemptCredit,
+    AttemptRow,
+    Cell,
+    Gradebook,
+    ScoreContext,
+    Student,
+    StudentGrades,
+    compute,
+    load_adjustments,
+    load_grants,
+    scores_visible,
+)
+from app.grading.schemas import GradeReport
+from app.submissions.models import Submission
+
+
+def assignment_not_found(assignment_id: int) -> ApiError:
+    return ApiError(
+        404, "assignment_not_found", f"no assignment {assignment_id} here", "assignment_id"
+    )
+
+
+def student_not_found(user_id: int) -> ApiError:
+    return ApiError(404, "student_not_found", f"no student {user_id} in this course", "user_id")
+
+
+def cell_out(cell: Cell) -> GradeCell:
+    first = cell.diagnoses[0] if cell.diagnoses else None
+    return GradeCell(
+        problem_id=cell.problem_id,
+        points=cell.points,
+        max_points=cell.max_points,
+        computed_points=cell.computed_points,
+        rule=cell.rule,
+        decided_by_attempt=cell.decided_by,
+        adjusted=cell.adjusted,
+        attempts_used=cell.attempts_used,
+        attempts_allowed=cell.attempts_allowed,
+        pending=cell.pending,
+        last_verdict=cell.last_verdict,
+        last_submitted_at=cell.last_at,
+        diagnosis=None if first is None else DiagnosisRef(code=first[0], title=first[1]),
+    )
+
+
+def student_ref(student: Student) -> StudentRef:
+    return StudentRef(
+        user_id=student.user_id,
+        name=student.name,
+        email=student.email,
+        section=student.section,
+        status=student.status,
+    )
+
+
+def row_out(row: StudentGrades) -> GradebookRow:
+    return GradebookRow(
+        **student_ref(row.student).model_dump(),
+        due_at=row.dates.due_at,
+        cells=[cell_out(c) for c in row.cells],
+        total=round(row.total, 6),
+    )
+
+
+class GradebookService:
+    def __init__(self, sessions: sessionmaker[Session], titles: dict[str, str]) -> None:
+        self.sessions = sessions
+        self.titles = titles
+
+    # -- lookups -------------------------------------------------------------------------------
+
+    def _assignment(
+        self, session: Session, course_id: int, assignment_id: int, *, staff: bool = True
+    ) -> Assignment:
+        """The course's assignment; hidden from students before its release, as if absent."""
+        assignment = session.get(Assignment, assignment_id)
+        if assignment is None or assignment.course_id != course_id:
+            raise assignment_not_found(assignment_id)
+        released = assignment.release_at is None or assignment.release_at <= utcnow()
+        if not staff and not released:
+            raise assignment_not_found(assignment_id)
+        return assignment
+
+    def _book(
+        self,
+        session: Session,
+        course_id: int,
+        assignment_id: int,
+        *,
+        section: str | None = None,
+        user_id: int | None = None,
+        diagnoses: bool = False,
+    ) -> Gradebook:
+        assignment = self._assignment(session, course_id, assignment_id)
+        return compute(
+            session,
+            assignment,
+            self.titles,
+            section=section,
+            user_id=user_id,
+            diagnoses=diagnoses,
+        )
+
+    # -- a student's own -----------------------------------------------------------------------
+
+    def my_grades(self, course_id: int, assignment_id: int, principal: Principal) -> MyGrades:
+        with self.sessions() as session:
+            assignment = self._assignment(session, course_id, assignment_id, staff=False)
+            book = compute(session, assignment, self.titles, user_id=principal.user_id)
+            visible = scores_visible(assignment, utcnow())
+        cells = book.rows[0].cells if book.rows else []
+        by_problem = {c.problem_id: c for c in cells}
+        problems = []
+        for p in book.problems:
+            cell = by_problem.get(p.problem_id)
+            problems.append(
+                MyProblemScore(
+                    problem_id=p.problem_id,
+                    title=p.title,
+                    points=cell.points if cell and visible else (0.0 if visible else None),
+                    max_points=p.points,
+                    rule=(cell.rule if cell else "no graded attempt") if visible else None,
+                    attempts_used=cell.attempts_used if cell else 0,
+                    attempts_allowed=cell.attempts_allowed if cell else assignment.max_attempts,
+                    last_verdict=cell.last_verdict if cell else None,
+                )
+            )
+        total = sum(c.points for c in cells) if visible else None
+        return MyGrades(
+            problems=problems,
+            total=None if total is None else round(total, 6),
+            max_total=book.max_total,
+            scores_hidden=not visible,
+        )
+
+    # -- staff: the table ----------------------------------------------------------------------
+
+    def book(
+        self, course_id: int, assignment_id: int, section: str | None, *, diagnoses: bool = False
+    ) -> Gradebook:
+        with self.sessions() as session:
+            return self._book(
+                session, course_id, assignment_id, section=section, diagnoses=diagnoses
+            )
+
+    def sections(self, course_id: int) -> list[str]:
+        with self.sessions() as session:
+            found = session.scalars(
+                select(Membership.section)
+                .where(
+                    Membership.course_id == course_id,
+                    Membership.role == "student",
+                    Membership.section.is_not(None),
+                )
+                .distinct()
+            ).all()
+        return sorted(s for s in found if s is not None)
+
+    def gradebook(self, course_id: int, assignment_id: int, section: str | None) -> GradebookOut:
+        book = self.book(course_id, assignment_id, section, diagnoses=True)
+        return GradebookOut(
+            assignment_id=book.assignment.id,
+            title=book.assignment.title,
+            scoring=book.assignment.scoring,
+            problems=[
+                ProblemColumn(problem_id=p.problem_id, title=p.title, points=p.points)
+                for p in book.problems
+            ],
+            sections=self.sections(course_id),
+            students=[row_out(r) for r in book.rows],
+            max_total=book.max_total,
+        )
+
+    def gradebook_csv(self, course_id: int, assignment_id: int, section: str | None) -> str:
+        return exports.gradebook_csv(self.book(course_id, assignment_id, section))
+
+    def canvas_csv(
+        self, course_id: int, assignment_id: int, section: str | None, canvas_id: int | None
+    ) -> str:
+        return exports.canvas_csv(self.book(course_id, assignment_id, section), canvas_id)
+
+    def attempts_csv(self, course_id: int, assignment_id: int, section: str | None) -> str:
+        with self.sessions() as session:
+            book = self._book(session, course_id, assignment_id, section=section)
+            credits = self._credits(session, book, book.attempts)
+        return exports.attempts_csv(book, credits)
+
+    def _credits(
+        self, session: Session, book: Gradebook, attempts: Sequence[AttemptRow]
+    ) -> list[tuple[AttemptRow, AttemptCredit | None]]:
+        """Each attempt of the book's students, in order, with what the policy made of it."""
+        context = ScoreContext(book.assignment, load_grants(session, book.assignment.id))
+        rows = {r.student.user_id: r for r in book.rows}
+        points = {p.problem_id: p.points for p in book.problems}
+        out: list[tuple[AttemptRow, AttemptCredit | None]] = []
+        order = sorted(attempts, key=lambda a: (a.user_id, a.problem_id, a.number))
+        for attempt in order:
+            row = rows.get(attempt.user_id)
+            if row is None or attempt.problem_id not in points:
+                continue
+            out.append((attempt, context.credit(attempt, row.dates, points[attempt.problem_id])))
+        out.sort(
+            key=lambda pair: (
+                rows[pair[0].user_id].student.name,
+                pair[0].user_id,
+                pair[0].problem_id,
+                pair[0].number,
+            )
+        )
+        return out
+
+    # -- staff: one student --------------------------------------------------------------------
+
+    def student(self, course_id: int, assignment_id: int, user_id: int) -> StudentDetail:
+        with self.sessions() as session:
+            book = self._book(session, course_id, assignment_id, user_id=user_id, diagnoses=True)
+            if not book.rows:
+                raise student_not_found(user_id)
+            row = book.rows[0]
+            credit = {a.submission_id: c for a, c in self._credits(session, book, book.attempts)}
+            subs = session.scalars(
+                select(Submission)
+                .where(Submission.assignment_id == assignment_id, Submission.user_id == user_id)
+                .order_by(Submission.created_at, Submission.id)
+            ).all()
+            submissions = [_attempt_out(s, credit.get(s.id)) for s in subs]
+            adjustments = self._adjustments_out(
+                session, load_adjustments(session, assignment_id, user_id)
+            )
+        return StudentDetail(
+            student=student_ref(row.student),
+            due_at=row.dates.due_at,
+            cells=[cell_out(c) for c in row.cells],
+            total=round(row.total, 6),
+            max_total=book.max_total,
+            submissions=submissions,
+            adjustments=adjustments,
+        )
+
+    # -- adjustments ---------------------------------------------------------------------------
+
+    def _adjustments_out(
+        self, session: Session, adjustments: Sequence[Adjustment]
+    ) -> list[AdjustmentOut]:
+        ids = {a.user_id for a in adjustments} | {a.created_by for a in adjustments if a.created_by}
+        names = dict(session.execute(select(User.id, User.name).where(User.id.in_(ids))).all())
+        return [
+            AdjustmentOut(
+                id=a.id,
+                user_id=a.user_id,
+                student_name=names.get(a.user_id),
+                problem_id=a.problem_id,
+                old_score=a.old_score,
+                score=a.score,
+                comment=a.comment,
+                created_by=a.created_by,
+                created_by_name=names.get(a.created_by) if a.created_by else None,
+                created_at=a.created_at,
+            )
+            for a in adjustments
+        ]
+
+    def adjustments(
+        self, course_id: int, assignment_id: int, user_id: int | None = None
+    ) -> AdjustmentLog:
+        with self.sessions() as session:
+            self._assignment(session, course_id, assignment_id)
+            found = load_adjustments(session, assignment_id, user_id)
+            return AdjustmentLog(adjustments=self._adjustments_out(session, found))
+
+    def adjust(
+        self, course_id: int, assignment_id: int, body: AdjustmentIn, by: Principal
+    ) -> AdjustmentOut:
+        """Append a manual score (or its clearing) to the audit log, with the score it replaces."""
+        comment = body.comment.strip()
+        with self.sessions() as session:
+            book = self._book(session, course_id, assignment_id, user_id=body.user_id)
+            if not book.rows:
+                raise student_not_found(body.user_id)
+            cell = next((c for c in book.rows[0].cells if c.problem_id == body.problem_id), None)
+            if cell is None:
+                raise ApiError(
+                    404,
+                    "problem_not_in_assignment",
+                    f"problem {body.problem_id!r} is not part of this assignment",
+                    "problem_id",
+                )
+            # Over the problem's points: a conflict with the assignment (409), since the schema
+            # cannot say each problem's maximum.
+            if body.score is not None and body.score > cell.max_points:
+                raise ApiError(
+                    409,
+                    "score_out_of_range",
+                    f"the score must be between 0 and {cell.max_points:g}",
+                    "score",
+                )
+            if body.score is None and not cell.adjusted:
+                raise ApiError(
+                    409, "nothing_to_clear", "this score has no adjustment to clear", "score"
+                )
+            row = GradeAdjustment(
+                assignment_id=assignment_id,
+                user_id=body.user_id,
+                problem_id=body.problem_id,
+                old_score=cell.points,
+                score=body.score,
+                comment=comment,
+                created_by=by.user_id,
+                created_at=utcnow(),
+            )
+            session.add(row)
+            session.commit()
+            adjustment = Adjustment(
+                row.id,
+                row.user_id,
+                row.problem_id,
+                row.old_score,
+                row.score,
+                row.comment,
+                row.created_by,
+                row.created_at,
+            )
+            return self._adjustments_out(session, [adjustment])[0]
+
+    # -- insight -------------------------------------------------------------------------------
+
+    def insight(self, course_id: int, assignment_id: int, section: str | None) -> InsightOut:
+        return class_insight(self.book(course_id, assignment_id, section, diagnoses=True))
+
+    # -- regrade -------------------------------------------------------------------------------
+
+    def graded_submissions(self, course_id: int, assignment_id: int) -> list[str]:
+        """The ids of the assignment's graded attempts, oldest first (the order regrades are
+        taken in)."""
+        with self.sessions() as session:
+            self._assignment(session, course_id, assignment_id)
+            return list(
+                session.scalars(
+                    select(Submission.id)
+                    .where(
+                        Submission.assignment_id == assignment_id,
+                        Submission.graded_attempt.is_not(None),
+                    )
+                    .order_by(Submission.created_at, Submission.id)
+                )
+            )
+
+
+def _attempt_out(row: Submission, credit: AttemptCredit | None) -> AttemptOut:
+    report = GradeReport.model_validate_json(row.report) if row.report else None
+    return AttemptOut(
+        id=row.id,
+        problem_id=row.problem_id,
+        mode=row.mode,
+        attempt=row.graded_attempt,
+        status=row.status,
+        verdict=row.verdict,
+        score=row.score,
+        credit_points=None if credit is None else credit.points,
+        credit_rule=None if credit is None else credit.rule,
+        code=row.code,
+        report=report,
+        created_at=row.created_at,
+        started_at=row.started_at,
+        finished_at=row.finished_at,
+    )
