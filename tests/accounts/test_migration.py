@@ -84,3 +84,62 @@ def test_tokens_become_accounts(tmp_path: Path, database_url: str | None):
     with engine.connect() as conn:
         assert "oidc_logins" in inspect(conn).get_table_names()
     engine.dispose()
+
+
+def test_existing_submissions_stay_as_anonymous_practice(tmp_path: Path, database_url: str | None):
+    """Submissions made before accounts keep their result, grading history and events through
+    0005 and back (a copy-and-rename of the table on SQLite would cascade-delete them), and
+    are anonymous practice: no account, no assignment, no graded attempt."""
+    engine = make_engine(make_settings(tmp_path / "data", database_url))
+    with engine.begin() as conn:
+        command.downgrade(alembic_config(conn), "base")
+        command.upgrade(alembic_config(conn), "0004_fair_queue")
+    at = datetime(2026, 11, 2, tzinfo=UTC)
+    with engine.begin() as conn:
+        conn.execute(
+            text(
+                "INSERT INTO submissions (id, problem_id, mode, code, code_sha256, client, "
+                "request_sha256, status, attempts, run, verdict, score, report, created_at) "
+                "VALUES ('old-1', 'multi-head-attention', 'submit', 'x = 1', :h, 'ip:1.2.3.4', "
+                ":h, 'done', 1, 1, 'wrong_answer', 0.0, '{}', :at)"
+            ),
+            {"h": "0" * 64, "at": at},
+        )
+        conn.execute(
+            text(
+                "INSERT INTO gradings (submission_id, run, attempt, verdict, score, report, "
+                "finished_at) VALUES ('old-1', 1, 1, 'wrong_answer', 0.0, '{}', :at)"
+            ),
+            {"at": at},
+        )
+        conn.execute(
+            text(
+                "INSERT INTO submission_events (submission_id, seq, kind, data, created_at) "
+                "VALUES ('old-1', 1, 'status', '{}', :at)"
+            ),
+            {"at": at},
+        )
+
+    def counts() -> list[int]:
+        queries = [
+            f"SELECT count(*) FROM {table} WHERE submission_id = 'old-1'"
+            for table in ("gradings", "submission_events")
+        ] + ["SELECT count(*) FROM submissions WHERE id = 'old-1'"]
+        with engine.connect() as conn:
+            return [conn.execute(text(q)).scalar_one() for q in queries]
+
+    upgrade(engine)
+    assert counts() == [1, 1, 1]
+    with engine.connect() as conn:
+        row = conn.execute(
+            text(
+                "SELECT user_id, assignment_id, graded_attempt, verdict FROM submissions "
+                "WHERE id = 'old-1'"
+            )
+        ).one()
+    assert tuple(row) == (None, None, None, "wrong_answer")
+    with engine.begin() as conn:
+        command.downgrade(alembic_config(conn), "0004_fair_queue")
+    assert counts() == [1, 1, 1]
+    upgrade(engine)
+    engine.dispose()
