@@ -206,6 +206,7 @@ function openAdjust(userId, problemId) {
   if (!found) return;
   const { row, cell } = found;
   state.selected = { userId, problemId };
+  say("");
   const panel = document.getElementById("adjust-panel");
   const problem = state.book.problems.find((p) => p.problem_id === problemId);
   const message = h("p", { class: "note", id: "adjust-message", role: "status" });
