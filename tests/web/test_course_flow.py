@@ -25,7 +25,7 @@ from playwright.sync_api import Browser, BrowserContext, Page, expect
 from app.core.config import REPO_ROOT
 from tests.assignments.test_feedback import HIDDEN_FAIL
 from tests.support.codes import CORRECT
-from tests.web.conftest import Server, browser, serving, web_assets  # noqa: F401
+from tests.web.conftest import Server, serving
 from tests.web.helpers import GRADING_TIMEOUT_MS, set_code, shot
 
 pytestmark = pytest.mark.timeout(240)
@@ -39,7 +39,7 @@ FLOW_BUDGET_SECONDS = 90.0
 
 
 @pytest.fixture(scope="module")
-def site(web_assets: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:  # noqa: F811
+def site(web_assets: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     with serving(tmp_path_factory.mktemp("course-flow")) as server:
         for email, name, role in (INSTRUCTOR, STUDENT):
             subprocess.run(
@@ -63,7 +63,7 @@ def site(web_assets: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator
         yield server
 
 
-def new_page(browser: Browser, server: Server) -> tuple[BrowserContext, Page, list[str]]:  # noqa: F811
+def new_page(browser: Browser, server: Server) -> tuple[BrowserContext, Page, list[str]]:
     context = browser.new_context(
         viewport={"width": 1366, "height": 900}, base_url=server.url, accept_downloads=True
     )
@@ -105,7 +105,7 @@ def submit(page: Page, code: str, verdict: str) -> None:
     expect(page.locator("#progress")).not_to_have_class("progress active")
 
 
-def test_a_course_from_nothing_to_an_exported_gradebook(browser: Browser, site: Server) -> None:  # noqa: F811
+def test_a_course_from_nothing_to_an_exported_gradebook(browser: Browser, site: Server) -> None:
     start = time.perf_counter()
     prof_context, prof, prof_errors = new_page(browser, site)
     student_context, student, student_errors = new_page(browser, site)
