@@ -225,6 +225,18 @@ def test_a_course_from_nothing_to_an_exported_gradebook(browser: Browser, site: 
         assert rows[0]["email"] == STUDENT[0]
         assert rows[0]["Multi-head attention (multi-head-attention) [10]"] == "9.5"
         assert rows[0]["total [10]"] == "9.5"
+        # The long form: each attempt with what the dates made of it. The extension's window (to
+        # the default, a week past the due date) covers every attempt now; the wrong one earned
+        # its public cases' share (2 of 11 cases).
+        with prof.expect_download() as download:
+            prof.locator("#export-attempts").click()
+        attempts = list(csv.DictReader(io.StringIO(Path(download.value.path()).read_text())))
+        got = [(a["attempt"], a["verdict"], a["points"], a["rule"]) for a in attempts]
+        assert got == [
+            ("1", "runtime_error", "1.8182", "extension: 100 %"),
+            ("2", "accepted", "10", "extension: 100 %"),
+            ("3", "accepted", "10", "extension: 100 %"),
+        ], got
     finally:
         prof_context.close()
         student_context.close()
