@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
 import pytest
 from playwright.sync_api import Browser, Page, expect
 from sqlalchemy.orm import Session, sessionmaker
@@ -21,7 +22,7 @@ from tests.gradebook.factories import MHA, T0, add_attempt, seed_class
 from tests.support.browser_session import session_cookie
 from tests.support.people import People, seed_people
 from tests.web.conftest import browser, serving, web_assets  # noqa: F401
-from tests.web.helpers import shot
+from tests.web.helpers import axe_violations, shot
 
 pytestmark = pytest.mark.timeout(300)
 RENDER_BUDGET_SECONDS = 1.0
@@ -162,4 +163,61 @@ def test_a_student_cannot_open_the_gradebook(browser: Browser, world: World) -> 
     page.goto(gradebook_url(world))
     expect(page.locator("#gb-status [role=alert]")).to_contain_text("staff")
     expect(page.locator("#gradebook-table")).to_have_count(0)
+    page.context.close()
+
+
+def test_overrides_from_the_gradebook(browser: Browser, world: World) -> None:  # noqa: F811
+    """Selected students get one override each, a section gets one; a refused grant says why in
+    the form; each row shows its overrides, and one can be deleted from there."""
+    page = signed_in(browser, world, "instructor")
+    page.goto(gradebook_url(world))
+    student, student_b = world.people.users["student"], world.people.users["student_b"]
+    row = page.locator(f'#gradebook-table tbody tr[data-user="{student}"]')
+    row_b = page.locator(f'#gradebook-table tbody tr[data-user="{student_b}"]')
+    expect(row.locator(".gb-override")).to_have_count(0)
+    expect(page.locator("#override-selected")).to_be_disabled()
+    for who in (student, student_b):
+        page.locator(f'input.gb-select[data-user="{who}"]').check()
+    page.locator("#override-selected").click()
+    heading = page.locator("#override-heading")
+    expect(heading).to_have_text("Extension / override: 2 selected students")
+    # Neither an extension nor extra attempts: the API's error, shown in the form.
+    page.locator("#override-until").fill("")
+    page.locator("#override-save").click()
+    expect(page.locator("#override-message")).to_contain_text("until or extra_attempts")
+    # The score cells' labels (points and rule) do not repeat their visible attempt count, a
+    # rule of its own; the override controls are held to all the others.
+    found = [v for v in axe_violations(page) if v["id"] != "label-content-name-mismatch"]
+    assert found == []
+    page.locator("#override-attempts").fill("2")
+    page.locator("#override-note").fill("Lab outage")
+    page.locator("#override-save").click()
+    expect(page.locator("#gb-status")).to_have_text("Granted 2 overrides to 2 selected students.")
+    expect(row.locator(".gb-override")).to_have_text("+2 attempts×")
+    expect(row_b.locator(".gb-override")).to_have_text("+2 attempts×")
+    expect(row.locator(".gb-override")).to_have_attribute("title", "Lab outage")
+    shot(page, "gradebook-overrides")
+
+    row.locator(".gb-override-delete").click()
+    expect(page.locator("#gb-status")).to_have_text("Override deleted.")
+    expect(row.locator(".gb-override")).to_have_count(0)
+    expect(row_b.locator(".gb-override")).to_have_count(1)
+
+    # A section's extension, a week past the due date by default.
+    page.locator("#section-filter").select_option("B")
+    expect(page.locator("#gradebook-table tbody tr")).to_have_count(1)
+    page.locator("#override-section").click()
+    page.locator("#override-save").click()
+    expect(page.locator("#gb-status")).to_have_text("Granted 1 override to section B.")
+    expect(row_b.locator(".gb-override")).to_have_count(2)
+    expect(row_b.locator(".gb-override").nth(1)).to_contain_text("section B: ext. until 01-17")
+    expect(page.locator("#gb-bulk .gb-section-overrides")).to_contain_text("section B")
+    api = httpx.get(
+        f"{world.url}/api/courses/{world.people.courses['course']}/assignments/"
+        f"{world.assignment}/overrides",
+        headers=world.people.headers("instructor"),
+    )
+    grants = {(o["user_id"], o["section"], o["extra_attempts"]) for o in api.json()}
+    assert grants == {(student_b, None, 2), (None, "B", 0)}
+    assert not page.errors  # type: ignore[attr-defined]
     page.context.close()

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -98,16 +99,32 @@ def server(web_assets: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterat
         yield running
 
 
+# Modules outside tests/web import `browser` from here, and each import is a fixture of its own
+# to pytest; a second Playwright in one process fails ("Sync API inside the asyncio loop"), so
+# every copy shares one Playwright and one Chromium, closed when the last copy is done.
+_SHARED: dict[str, Any] = {"users": 0}
+
+
 @pytest.fixture(scope="session")
 def browser() -> Iterator[object]:
     from playwright.sync_api import sync_playwright
 
     if not Path(CHROMIUM).exists():
         pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (make deb-packages)")
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        yield b
-        b.close()
+    if _SHARED["users"] == 0:
+        pw = sync_playwright().start()
+        _SHARED["playwright"] = pw
+        _SHARED["browser"] = pw.chromium.launch(
+            executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True
+        )
+    _SHARED["users"] += 1
+    try:
+        yield _SHARED["browser"]
+    finally:
+        _SHARED["users"] -= 1
+        if _SHARED["users"] == 0:
+            _SHARED.pop("browser").close()
+            _SHARED.pop("playwright").stop()
 
 
 @contextmanager

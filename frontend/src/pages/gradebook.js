@@ -1,5 +1,6 @@
 // "/courses/{course}/assignments/{assignment}/gradebook": staff's table of students × problems,
 // a section filter, each cell's rule on hover, an "adjust score" form with the audit trail,
+// overrides (extensions, credit, extra attempts) for one student, the selected ones or a section,
 // class insight, exports and a bulk regrade. Built once per load from one JSON read; a cell
 // click is handled by one listener on the table, so 300 students render without stalling.
 import { api, describeError } from "../lib/api.js";
@@ -11,7 +12,7 @@ const courseId = body.courseId;
 const assignmentId = body.assignmentId;
 const base = `/api/courses/${courseId}/assignments/${assignmentId}`;
 
-const state = { book: null, section: "", selected: null };
+const state = { book: null, dueAt: null, overrides: [], section: "", selected: null, checked: new Set() };
 
 function points(x) {
   if (x === null || x === undefined) return "";
@@ -57,14 +58,66 @@ function cellButton(row, cell) {
   );
 }
 
+function shortDate(iso) {
+  const d = new Date(iso);
+  const two = (n) => String(n).padStart(2, "0");
+  return `${two(d.getMonth() + 1)}-${two(d.getDate())} ${two(d.getHours())}:${two(d.getMinutes())}`;
+}
+
+// "ext. until 12-08 14:00, 80 %, +2 attempts": what the grant changes, in a few words.
+function overrideLabel(o) {
+  const bits = [];
+  if (o.until) bits.push(`ext. until ${shortDate(o.until)}`);
+  if (o.credit < 1) bits.push(`${Math.round(o.credit * 100)} %`);
+  if (o.extra_attempts) bits.push(`+${o.extra_attempts} attempt${o.extra_attempts === 1 ? "" : "s"}`);
+  return bits.join(", ");
+}
+
+function overrideChip(o) {
+  const label = overrideLabel(o);
+  const whose = o.section ? `section ${o.section}: ` : "";
+  return h(
+    "span",
+    { class: "gb-override", "data-override": o.id, title: o.note || "" },
+    `${whose}${label}`,
+    h("button", { type: "button", class: "gb-override-delete", "data-override": o.id, "aria-label": `Delete override: ${whose}${label}` }, "×"),
+  );
+}
+
+function overridesCell(row) {
+  const own = state.overrides.filter((o) => o.user_id === row.user_id || (o.section && o.section === row.section));
+  return h(
+    "td",
+    {},
+    h(
+      "div",
+      { class: "gb-overrides" },
+      own.map(overrideChip),
+      h("button", { type: "button", class: "button subtle small gb-override-open", "data-user": row.user_id }, "Extension / override"),
+    ),
+  );
+}
+
 function table(book) {
+  const all = h("input", { type: "checkbox", id: "select-all", "aria-label": "Select every student shown" });
+  all.addEventListener("change", () => {
+    for (const box of document.querySelectorAll("input.gb-select")) {
+      box.checked = all.checked;
+      const id = Number(box.dataset.user);
+      if (all.checked) state.checked.add(id);
+      else state.checked.delete(id);
+    }
+    updateBulk();
+  });
   const head = h(
     "tr",
     {},
+    h("th", { scope: "col" }, all),
     h("th", { scope: "col" }, "Student"),
     h("th", { scope: "col" }, "Section"),
     book.problems.map((p) => h("th", { scope: "col", title: p.problem_id }, p.title, h("br"), h("span", { class: "note" }, `${points(p.points)} pts`))),
     h("th", { scope: "col" }, `Total (${points(book.max_total)})`),
+    h("th", { scope: "col" }, "Overrides"),
   );
   // One fragment appended once: a single layout for the whole table.
   const rows = document.createDocumentFragment();
@@ -72,7 +125,14 @@ function table(book) {
     rows.append(
       h(
         "tr",
-        { class: row.status !== "active" ? "gb-inactive" : null },
+        { class: row.status !== "active" ? "gb-inactive" : null, "data-user": row.user_id },
+        h(
+          "td",
+          {},
+          row.status === "active"
+            ? h("input", { type: "checkbox", class: "gb-select", "data-user": row.user_id, checked: state.checked.has(row.user_id), "aria-label": `Select ${row.name}` })
+            : null,
+        ),
         h(
           "th",
           { scope: "row" },
@@ -82,6 +142,7 @@ function table(book) {
         h("td", {}, row.section || ""),
         row.cells.map((cell) => cellButton(row, cell)),
         h("td", { class: "gb-total" }, points(row.total)),
+        overridesCell(row),
       ),
     );
   }
@@ -91,6 +152,20 @@ function table(book) {
   t.addEventListener("click", (event) => {
     const button = event.target.closest("button.gb-cell");
     if (button) openAdjust(Number(button.dataset.user), button.dataset.problem);
+    const grant = event.target.closest("button.gb-override-open");
+    if (grant) {
+      const row = state.book.students.find((s) => s.user_id === Number(grant.dataset.user));
+      if (row) openOverride({ user_id: row.user_id }, row.name);
+    }
+    const remove = event.target.closest("button.gb-override-delete");
+    if (remove) deleteOverride(Number(remove.dataset.override));
+  });
+  t.addEventListener("change", (event) => {
+    const box = event.target.closest("input.gb-select");
+    if (!box) return;
+    if (box.checked) state.checked.add(Number(box.dataset.user));
+    else state.checked.delete(Number(box.dataset.user));
+    updateBulk();
   });
   return t;
 }
@@ -131,6 +206,7 @@ function openAdjust(userId, problemId) {
   if (!found) return;
   const { row, cell } = found;
   state.selected = { userId, problemId };
+  say("");
   const panel = document.getElementById("adjust-panel");
   const problem = state.book.problems.find((p) => p.problem_id === problemId);
   const message = h("p", { class: "note", id: "adjust-message", role: "status" });
@@ -187,6 +263,95 @@ function openAdjust(userId, problemId) {
   panel.hidden = false;
   score.focus();
   loadTrail(userId, problemId);
+}
+
+// The bulk bar: the selected students, or the section the filter shows.
+function updateBulk() {
+  const bar = document.getElementById("gb-bulk");
+  if (!bar || !state.book) return;
+  const n = state.checked.size;
+  const chosen = h("button", { type: "button", class: "button small", id: "override-selected", disabled: n === 0 }, `Extension / override for ${n} selected`);
+  chosen.addEventListener("click", () => openOverride({ user_ids: [...state.checked] }, `${n} selected student${n === 1 ? "" : "s"}`));
+  const section = state.section
+    ? h("button", { type: "button", class: "button small", id: "override-section", onclick: () => openOverride({ section: state.section }, `section ${state.section}`) }, `Extension / override for section ${state.section}`)
+    : null;
+  const sectionWide = state.overrides.filter((o) => o.section);
+  fill(
+    bar,
+    chosen,
+    section,
+    sectionWide.length ? h("span", { class: "gb-section-overrides" }, "Section overrides: ", sectionWide.map(overrideChip)) : null,
+  );
+  for (const remove of bar.querySelectorAll("button.gb-override-delete")) {
+    remove.addEventListener("click", () => deleteOverride(Number(remove.dataset.override)));
+  }
+}
+
+async function deleteOverride(id) {
+  try {
+    await api(`${base}/overrides/${id}`, { method: "DELETE" });
+    await reload();
+    say("Override deleted.");
+  } catch (err) {
+    say(describeError(err), "tone-bad");
+  }
+}
+
+// The form for one grant: `target` is {user_id}, {user_ids} or {section}, as the API takes it.
+function openOverride(target, who) {
+  const panel = document.getElementById("override-panel");
+  const message = h("p", { class: "note", id: "override-message", role: "alert" });
+  const due = new Date(state.dueAt);
+  const week = new Date(due.getTime() + 7 * 24 * 3600 * 1000);
+  const local = (d) => new Date(d.getTime() - d.getTimezoneOffset() * 60000).toISOString().slice(0, 16);
+  const until = h("input", { id: "override-until", type: "datetime-local", value: local(week) });
+  const credit = h("input", { id: "override-credit", type: "number", min: "1", max: "100", step: "any", value: "100", required: true });
+  const extra = h("input", { id: "override-attempts", type: "number", min: "0", max: "10000", step: "1", value: "0", required: true });
+  const note = h("input", { id: "override-note", type: "text", maxlength: "500" });
+  const form = h(
+    "form",
+    {
+      class: "adjust-form",
+      id: "override-form",
+      onsubmit: async (event) => {
+        event.preventDefault();
+        const body = { ...target, credit: Number(credit.value) / 100, extra_attempts: Number(extra.value), note: note.value.trim() };
+        if (until.value) body.until = new Date(until.value).toISOString();
+        try {
+          const { data } = await api(`${base}/overrides`, { method: "POST", body });
+          panel.hidden = true;
+          state.checked.clear();
+          await reload();
+          say(`Granted ${data.length} override${data.length === 1 ? "" : "s"} to ${who}.`);
+        } catch (err) {
+          fill(message, describeError(err));
+        }
+      },
+    },
+    h("label", { for: "override-until" }, "Until (empty: no extension)"),
+    until,
+    h("label", { for: "override-credit" }, "Credit until then (%)"),
+    credit,
+    h("label", { for: "override-attempts" }, "Extra attempts"),
+    extra,
+    h("label", { for: "override-note" }, "Note"),
+    note,
+    h(
+      "div",
+      { class: "actions" },
+      h("button", { type: "submit", class: "button primary small", id: "override-save" }, "Grant"),
+      h("button", { type: "button", class: "button subtle small", onclick: () => { panel.hidden = true; } }, "Close"),
+    ),
+  );
+  fill(
+    panel,
+    h("h2", { id: "override-heading" }, `Extension / override: ${who}`),
+    h("p", { class: "note" }, `Due ${due.toLocaleString()}. An extension moves this due date; the late deadlines follow it.`),
+    form,
+    message,
+  );
+  panel.hidden = false;
+  until.focus();
 }
 
 function insightPanel(insight) {
@@ -274,9 +439,15 @@ async function loadInsight() {
 // render. The insight panel follows without holding the table back.
 async function reload() {
   performance.mark("gradebook-fetch-start");
-  const { data: book } = await api(`${base}/gradebook${query()}`);
+  const [{ data: book }, { data: overrides }, assignment] = await Promise.all([
+    api(`${base}/gradebook${query()}`),
+    api(`${base}/overrides`),
+    state.dueAt ? null : api(base),
+  ]);
+  if (assignment) state.dueAt = assignment.data.due_at;
   performance.mark("gradebook-fetched");
   state.book = book;
+  state.overrides = overrides;
   document.title = `Gradebook: ${book.title} · TensorJudge`;
   fill(document.getElementById("gb-title"), `Gradebook: ${book.title}`);
   const count = book.students.length;
@@ -290,6 +461,7 @@ async function reload() {
   }
   fill(document.getElementById("gb-exports"), exportLinks());
   fill(document.getElementById("gb-table-wrap"), count ? table(book) : h("p", { class: "note" }, "No students in this view."));
+  updateBulk();
   performance.mark("gradebook-rendered");
   loadInsight();
 }
@@ -299,7 +471,9 @@ async function main() {
   const select = h("select", { id: "section-filter" }, h("option", { value: "" }, "All sections"));
   select.addEventListener("change", async () => {
     state.section = select.value;
+    state.checked.clear();
     document.getElementById("adjust-panel").hidden = true;
+    document.getElementById("override-panel").hidden = true;
     say("");
     try {
       await reload();
@@ -313,8 +487,10 @@ async function main() {
     h("h1", { id: "gb-title" }, "Gradebook"),
     h("p", { class: "note", id: "gb-summary" }),
     h("div", { class: "gb-toolbar" }, h("label", { for: "section-filter" }, "Section "), select, h("div", { id: "gb-exports" }), regradeBox()),
+    h("div", { id: "gb-bulk", class: "gb-toolbar" }),
     h("div", { id: "gb-status", role: "status" }),
     h("section", { id: "adjust-panel", class: "adjust-panel", "aria-labelledby": "adjust-heading", hidden: true }),
+    h("section", { id: "override-panel", class: "adjust-panel", "aria-labelledby": "override-heading", hidden: true }),
     h("div", { class: "gb-layout" }, h("div", { id: "gb-table-wrap", class: "gb-table-wrap" }, h("p", { class: "note" }, "Loading…")), h("aside", { id: "insight", class: "insight", "aria-labelledby": "insight-heading" })),
   );
   try {
