@@ -6,7 +6,8 @@ with the assignment, and validated by the pydantic schemas at the API.
 
 from __future__ import annotations
 
-from datetime import datetime
+import json
+from datetime import UTC, datetime
 
 from sqlalchemy import (
     BigInteger,
@@ -108,3 +109,18 @@ class Override(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
     __table_args__ = (CheckConstraint("(user_id IS NULL) <> (section IS NULL)", name="one_target"),)
+
+
+def late_of(assignment: Assignment) -> list[tuple[datetime, float]]:
+    """The stored later deadlines as (until, credit), in their order."""
+    items = json.loads(assignment.late_deadlines or "[]")
+    return [(_aware(datetime.fromisoformat(i["until"])), float(i["credit"])) for i in items]
+
+
+def penalties_of(assignment: Assignment) -> list[float]:
+    """The stored per-attempt penalties (fractions)."""
+    return [float(p) for p in json.loads(assignment.attempt_penalties or "[]")]
+
+
+def _aware(value: datetime) -> datetime:
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)

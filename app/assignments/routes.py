@@ -9,10 +9,9 @@ setting. Staff may submit in an assignment as practice that never counts.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from datetime import datetime
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, TypeVar
 
 from fastapi import APIRouter, Path, Request, Response
 from pydantic import BaseModel, ValidationError
@@ -46,7 +45,7 @@ from app.assignments.service import (
     store,
     validate,
 )
-from app.core.bodies import BodyCap, read_capped
+from app.core.bodies import BodyCap, json_body_schema, read_model
 from app.core.deps import SessionsDep
 from app.core.errors import ApiError, error_responses, first_error
 from app.courses.deps import CourseAccess, CourseInstructor, CourseMember, CourseStaff
@@ -76,28 +75,6 @@ T = TypeVar("T")
 
 _READ = {404: "Unknown course or assignment (or not released yet)"}
 _WRITE = {**_READ, 400: "Body is not JSON", 413: "Body over 256 KiB", 422: "Invalid body"}
-
-
-def _body_schema(model: type[BaseModel]) -> dict[str, Any]:
-    return {
-        "requestBody": {
-            "required": True,
-            "content": {"application/json": {"schema": model.model_json_schema()}},
-        }
-    }
-
-
-async def _parse(request: Request, model: type[Model]) -> Model:
-    raw = await read_capped(request, BODY_CAP)
-    try:
-        data = json.loads(raw)
-    except (ValueError, RecursionError, UnicodeDecodeError):
-        raise ApiError(400, "invalid_json", "the body is not JSON") from None
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        field, message = first_error(exc)
-        raise ApiError(422, "invalid_request", message, field) from None
 
 
 async def _in_session(
@@ -137,7 +114,7 @@ async def list_course_assignments(
     "",
     status_code=201,
     response_model=AssignmentOut,
-    openapi_extra=_body_schema(AssignmentFields),
+    openapi_extra=json_body_schema(AssignmentFields),
     responses=error_responses(_WRITE),
 )
 async def create_assignment(
@@ -147,7 +124,7 @@ async def create_assignment(
     sessions: SessionsDep,
     problems: ProblemsDep,
 ) -> AssignmentOut:
-    body = await _parse(request, AssignmentFields)
+    body = await read_model(request, BODY_CAP, AssignmentFields)
     validate(body, problems)
 
     def work(session: Session) -> AssignmentOut:
@@ -176,7 +153,7 @@ async def read_assignment(
 @router.patch(
     "/{assignment_id}",
     response_model=AssignmentOut,
-    openapi_extra=_body_schema(AssignmentPatch),
+    openapi_extra=json_body_schema(AssignmentPatch),
     responses=error_responses(_WRITE),
 )
 async def change_assignment(
@@ -187,7 +164,7 @@ async def change_assignment(
     problems: ProblemsDep,
 ) -> AssignmentOut:
     """Only the fields sent change; the whole assignment is validated as it will be."""
-    patch = await _parse(request, AssignmentPatch)
+    patch = await read_model(request, BODY_CAP, AssignmentPatch)
 
     def work(session: Session) -> AssignmentOut:
         assignment = get_assignment(session, access, assignment_id)
@@ -220,7 +197,7 @@ async def delete_assignment(
 @router.post(
     "/{assignment_id}/publish",
     response_model=AssignmentOut,
-    openapi_extra=_body_schema(PublishBody),
+    openapi_extra=json_body_schema(PublishBody),
     responses=error_responses(_WRITE),
 )
 async def publish_assignment(
@@ -232,7 +209,7 @@ async def publish_assignment(
 ) -> AssignmentOut:
     """From now on students see their full reports (``feedback``) and their scores
     (``scores``), whatever the feedback policy and ``hide_scores`` say."""
-    body = await _parse(request, PublishBody)
+    body = await read_model(request, BODY_CAP, PublishBody)
 
     def work(session: Session) -> AssignmentOut:
         assignment = get_assignment(session, access, assignment_id)
@@ -266,7 +243,7 @@ async def overrides(
     "/{assignment_id}/overrides",
     status_code=201,
     response_model=list[OverrideOut],
-    openapi_extra=_body_schema(OverrideCreate),
+    openapi_extra=json_body_schema(OverrideCreate),
     responses=error_responses(_WRITE),
 )
 async def grant_override(
@@ -274,7 +251,7 @@ async def grant_override(
 ) -> list[OverrideOut]:
     """One override for ``user_id``, one each for ``user_ids`` (all or none), or one for a
     ``section``; 422 ``not_enrolled`` for anyone who is not an active student here."""
-    body = await _parse(request, OverrideCreate)
+    body = await read_model(request, BODY_CAP, OverrideCreate)
 
     def work(session: Session) -> list[OverrideOut]:
         assignment = get_assignment(session, access, assignment_id)
@@ -339,7 +316,7 @@ def _problem_in(
             retry_after=(429, 503),
         ),
     },
-    openapi_extra=_body_schema(SubmissionCreate),
+    openapi_extra=json_body_schema(SubmissionCreate),
 )
 async def submit_in_assignment(
     request: Request,

@@ -15,7 +15,13 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from app.assignments import policy
-from app.assignments.models import Assignment, AssignmentProblem, Override
+from app.assignments.models import (
+    Assignment,
+    AssignmentProblem,
+    Override,
+    late_of,
+    penalties_of,
+)
 from app.assignments.schemas import (
     AssignmentFields,
     AssignmentOut,
@@ -65,17 +71,6 @@ def problems_of(session: Session, assignment_id: int) -> list[AssignmentProblem]
         .order_by(AssignmentProblem.position)
     )
     return list(session.scalars(stmt))
-
-
-def late_of(assignment: Assignment) -> list[tuple[datetime, float]]:
-    return [
-        (LateDeadline.model_validate(d).until, float(d["credit"]))
-        for d in json.loads(assignment.late_deadlines)
-    ]
-
-
-def penalties_of(assignment: Assignment) -> list[float]:
-    return [float(p) for p in json.loads(assignment.attempt_penalties)]
 
 
 # -- one student's rules ------------------------------------------------------------------------
@@ -172,9 +167,7 @@ def assignment_out(
         ],
         release_at=assignment.release_at,
         due_at=assignment.due_at,
-        late_deadlines=[
-            LateDeadline.model_validate(d) for d in json.loads(assignment.late_deadlines)
-        ],
+        late_deadlines=[LateDeadline(until=u, credit=c) for u, c in late_of(assignment)],
         after_close=assignment.after_close,
         scoring=assignment.scoring,
         feedback=assignment.feedback,
@@ -214,9 +207,7 @@ def fields_of(session: Session, assignment: Assignment) -> AssignmentFields:
         ],
         release_at=assignment.release_at,
         due_at=assignment.due_at,
-        late_deadlines=[
-            LateDeadline.model_validate(d) for d in json.loads(assignment.late_deadlines)
-        ],
+        late_deadlines=[LateDeadline(until=u, credit=c) for u, c in late_of(assignment)],
         after_close=assignment.after_close,
         scoring=assignment.scoring,
         feedback=assignment.feedback,

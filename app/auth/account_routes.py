@@ -8,7 +8,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from starlette.concurrency import run_in_threadpool
 
 from app.auth.deps import CurrentUser
-from app.auth.http import client_address, json_body_schema, read_json
+from app.auth.http import client_address, read_json
 from app.auth.models import ApiToken, User, WebSession
 from app.auth.passwords import PasswordError, check_new_password, hash_password
 from app.auth.schemas import PasswordChangeIn, TokenCreate, TokenCreated, TokenOut
@@ -16,6 +16,7 @@ from app.auth.sessions import COOKIE
 from app.auth.signin import check_password
 from app.auth.tokens import TokenError, digest, issue_token, list_tokens, revoke_token
 from app.auth.views import token_out
+from app.core.bodies import json_body_schema
 from app.core.config import Settings
 from app.core.deps import SessionsDep, SettingsDep
 from app.core.errors import ApiError, error_responses

@@ -12,13 +12,14 @@ from starlette.concurrency import run_in_threadpool
 
 from app.auth.accounts import RESET_LINK_LIFETIME, AccountError, create_user, issue_reset_link
 from app.auth.deps import Admin
-from app.auth.http import json_body_schema, read_json
+from app.auth.http import read_json
 from app.auth.mailer import mailer_of, reset_message
 from app.auth.models import User
 from app.auth.passwords import PasswordError, check_new_password, hash_password
 from app.auth.schemas import ResetLinkOut, UserAdminOut, UserCreate, UserPage, UserPatch
 from app.auth.sessions import end_all_sessions
 from app.auth.views import user_admin_out
+from app.core.bodies import json_body_schema
 from app.core.config import Settings
 from app.core.deps import SessionsDep, SettingsDep
 from app.core.errors import ApiError, error_responses

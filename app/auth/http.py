@@ -10,34 +10,23 @@ the request comes from this site.
 
 from __future__ import annotations
 
-import json
 from datetime import timedelta
 from typing import TypeVar
 from urllib.parse import urlsplit
 
 from fastapi import Request, Response
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from app.auth.sessions import COOKIE
-from app.core.bodies import BodyCap, read_capped
+from app.core.bodies import BodyCap, read_model
 from app.core.config import Settings
-from app.core.errors import ApiError, first_error
+from app.core.errors import ApiError
 
 # Every accounts body is a few short fields; a password is at most 1 KiB.
 ACCOUNTS_BODY_CAP = BodyCap(16 * 1024)
 ALLOWED_FETCH_SITES = frozenset({"same-origin", "none"})
 
 Model = TypeVar("Model", bound=BaseModel)
-
-
-def json_body_schema(model: type[BaseModel]) -> dict[str, object]:
-    """The ``openapi_extra`` documenting a body read with ``read_json``."""
-    return {
-        "requestBody": {
-            "required": True,
-            "content": {"application/json": {"schema": model.model_json_schema()}},
-        }
-    }
 
 
 async def read_json(request: Request, model: type[Model]) -> Model:
@@ -47,16 +36,7 @@ async def read_json(request: Request, model: type[Model]) -> Model:
         raise ApiError(
             415, "unsupported_media_type", "send the body as application/json", "Content-Type"
         )
-    raw = await read_capped(request, ACCOUNTS_BODY_CAP)
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        raise ApiError(400, "invalid_json", "the body is not UTF-8 JSON") from None
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        field, message = first_error(exc)
-        raise ApiError(422, "invalid_request", message, field) from None
+    return await read_model(request, ACCOUNTS_BODY_CAP, model)
 
 
 def _own_hosts(request: Request, settings: Settings) -> set[str]:

@@ -15,7 +15,6 @@ from app.auth.http import (
     check_same_site,
     clear_session_cookie,
     client_address,
-    json_body_schema,
     read_json,
     set_session_cookie,
 )
@@ -27,6 +26,7 @@ from app.auth.sessions import start_session as open_session
 from app.auth.signin import check_password
 from app.auth.tokens import TokenError, issue_token
 from app.auth.views import token_out
+from app.core.bodies import json_body_schema
 from app.core.config import Settings
 from app.core.deps import SessionsDep, SettingsDep
 from app.core.errors import ApiError, error_responses

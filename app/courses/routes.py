@@ -7,19 +7,18 @@ instructors) read the roster; only its instructors (and admins) change the cours
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any, TypeVar
 
 from fastapi import APIRouter, Path, Query, Request
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 from sqlalchemy.orm import Session, sessionmaker
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
 from app.auth.deps import CurrentUser, Instructor
-from app.core.bodies import BodyCap, declared_length, read_capped
+from app.core.bodies import BodyCap, declared_length, json_body_schema, read_capped, read_model
 from app.core.deps import SessionsDep, SettingsDep
-from app.core.errors import ApiError, error_responses, first_error
+from app.core.errors import ApiError, error_responses
 from app.courses import roster, service
 from app.courses.deps import CourseInstructor, CourseMember, CourseRole, CourseStaff
 from app.courses.schemas import (
@@ -57,28 +56,6 @@ def roster_cap(max_bytes: int) -> BodyCap:
     return BodyCap(max_bytes, "roster_too_large", f"the roster file is over {max_bytes} bytes")
 
 
-def _body(model: type[BaseModel]) -> dict[str, Any]:
-    return {
-        "requestBody": {
-            "required": True,
-            "content": {"application/json": {"schema": model.model_json_schema()}},
-        }
-    }
-
-
-async def parse_json(request: Request, model: type[Model]) -> Model:
-    raw = await read_capped(request, JSON_CAP)
-    try:
-        data = json.loads(raw)
-    except (ValueError, RecursionError):
-        raise ApiError(400, "invalid_json", "the body is not JSON") from None
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        field, message = first_error(exc)
-        raise ApiError(422, "invalid_request", message, field) from None
-
-
 def _run(sessions: sessionmaker[Session], fn: Any, *args: Any) -> Any:
     with sessions() as session:
         return fn(session, *args)
@@ -91,7 +68,7 @@ def _run(sessions: sessionmaker[Session], fn: Any, *args: Any) -> Any:
     "",
     status_code=201,
     response_model=CourseOut,
-    openapi_extra=_body(CourseCreate),
+    openapi_extra=json_body_schema(CourseCreate),
     responses=error_responses(
         {400: "Body is not JSON", 413: "Body too large", 422: "Invalid title"}
     ),
@@ -100,7 +77,7 @@ async def create_course(
     request: Request, principal: Instructor, sessions: SessionsDep
 ) -> CourseOut:
     """A new course (open to joining by its code); the caller becomes its instructor."""
-    body = await parse_json(request, CourseCreate)
+    body = await read_model(request, JSON_CAP, CourseCreate)
     out: CourseOut = await run_in_threadpool(
         _run, sessions, service.create_course, principal, body.title
     )
@@ -124,7 +101,7 @@ async def list_courses(
 @router.post(
     "/join",
     response_model=JoinResult,
-    openapi_extra=_body(JoinRequest),
+    openapi_extra=json_body_schema(JoinRequest),
     responses=error_responses(
         {
             400: "Body is not JSON",
@@ -139,7 +116,7 @@ async def join_course(
     request: Request, principal: CurrentUser, sessions: SessionsDep
 ) -> JoinResult:
     """Join as a student. Idempotent: a member joining again gets 200 with ``joined: false``."""
-    body = await parse_json(request, JoinRequest)
+    body = await read_model(request, JSON_CAP, JoinRequest)
     course, joined = await run_in_threadpool(
         _run, sessions, service.join_course, principal, body.code
     )
@@ -156,7 +133,7 @@ async def get_course(access: CourseMember, sessions: SessionsDep) -> CourseOut:
 @router.patch(
     "/{course_id}",
     response_model=CourseOut,
-    openapi_extra=_body(CourseUpdate),
+    openapi_extra=json_body_schema(CourseUpdate),
     responses=error_responses(
         {
             **COURSE_ERRORS,
@@ -171,7 +148,7 @@ async def update_course(
     request: Request, access: CourseInstructor, sessions: SessionsDep
 ) -> CourseOut:
     """Instructors: rename, open or close joining by code, rotate the code, archive/restore."""
-    body = await parse_json(request, CourseUpdate)
+    body = await read_model(request, JSON_CAP, CourseUpdate)
     out: CourseOut = await run_in_threadpool(_run, sessions, service.update_course, access, body)
     return out
 
@@ -223,7 +200,7 @@ async def list_sections(access: CourseStaff, sessions: SessionsDep) -> SectionLi
     "/{course_id}/members",
     status_code=201,
     response_model=MemberOut,
-    openapi_extra=_body(MemberCreate),
+    openapi_extra=json_body_schema(MemberCreate),
     responses=error_responses(
         {
             **COURSE_ERRORS,
@@ -238,7 +215,7 @@ async def add_member(
     request: Request, access: CourseInstructor, sessions: SessionsDep
 ) -> MemberOut:
     """Instructors: enrol one person by email (an account is made if they have none)."""
-    body = await parse_json(request, MemberCreate)
+    body = await read_model(request, JSON_CAP, MemberCreate)
     member, _ = await run_in_threadpool(_run, sessions, service.add_member, access.course_id, body)
     out: MemberOut = member
     return out
@@ -247,7 +224,7 @@ async def add_member(
 @router.patch(
     "/{course_id}/members/{user_id}",
     response_model=MemberOut,
-    openapi_extra=_body(MemberUpdate),
+    openapi_extra=json_body_schema(MemberUpdate),
     responses=error_responses(
         {
             **MEMBER_ERRORS,
@@ -262,7 +239,7 @@ async def update_member(
     request: Request, user_id: UserId, access: CourseInstructor, sessions: SessionsDep
 ) -> MemberOut:
     """Instructors: change a member's role, section or status (active, blocked, removed)."""
-    body = await parse_json(request, MemberUpdate)
+    body = await read_model(request, JSON_CAP, MemberUpdate)
     out: MemberOut = await run_in_threadpool(
         _run, sessions, service.update_member, access.course_id, user_id, body
     )

@@ -8,16 +8,14 @@ else in a course is invisible to outsiders (404, as for a course that does not e
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import Response
-from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 
-from app.core.bodies import BodyCap, read_capped
-from app.core.errors import ApiError, error_responses, first_error
+from app.core.bodies import BodyCap, read_model
+from app.core.errors import error_responses
 from app.courses.deps import CourseInstructor, CourseMember, CourseStaff
 from app.gradebook.deps import GradebookServiceDep
 from app.gradebook.regrade import regrade_all
@@ -155,19 +153,6 @@ def _adjustment_cap() -> BodyCap:
     )
 
 
-async def _adjustment_body(request: Request) -> AdjustmentIn:
-    raw = await read_capped(request, _adjustment_cap())
-    try:
-        data = json.loads(raw)
-    except (ValueError, RecursionError):
-        raise ApiError(400, "invalid_json", "the body is not JSON") from None
-    try:
-        return AdjustmentIn.model_validate(data)
-    except ValidationError as exc:
-        field, message = first_error(exc)
-        raise ApiError(422, "invalid_request", message, field) from None
-
-
 @router.post(
     "/adjustments",
     status_code=201,
@@ -197,7 +182,7 @@ async def adjust(
 ) -> AdjustmentOut:
     """Set a student's points on a problem by hand (``score`` null: back to the computed
     score), with a comment; the audit log keeps the score it replaced."""
-    body = await _adjustment_body(request)
+    body = await read_model(request, _adjustment_cap(), AdjustmentIn)
     return await run_in_threadpool(
         service.adjust, access.course_id, assignment_id, body, access.principal
     )

@@ -16,13 +16,19 @@ import json
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.assignments.models import Assignment, AssignmentProblem, Override
+from app.assignments.models import (
+    Assignment,
+    AssignmentProblem,
+    Override,
+    late_of,
+    penalties_of,
+)
 from app.assignments.policy import (
     AfterClose,
     Attempt,
@@ -137,20 +143,6 @@ class Gradebook:
     @property
     def max_total(self) -> float:
         return sum(p.points for p in self.problems)
-
-
-def _aware(value: datetime) -> datetime:
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
-
-
-def late_deadlines(assignment: Assignment) -> list[tuple[datetime, float]]:
-    """The assignment's later deadlines as (until, credit), from their stored JSON."""
-    items = json.loads(assignment.late_deadlines or "[]")
-    return [(_aware(datetime.fromisoformat(i["until"])), float(i["credit"])) for i in items]
-
-
-def penalties(assignment: Assignment) -> list[float]:
-    return [float(p) for p in json.loads(assignment.attempt_penalties or "[]")]
 
 
 def scores_visible(assignment: Assignment, now: datetime) -> bool:
@@ -290,8 +282,8 @@ class ScoreContext:
     def __init__(self, assignment: Assignment, overrides: Sequence[Override]) -> None:
         self.assignment = assignment
         self.overrides = overrides
-        self.late = late_deadlines(assignment)
-        self.penalties = penalties(assignment)
+        self.late = late_of(assignment)
+        self.penalties = penalties_of(assignment)
         self.scoring: Scoring = assignment.scoring  # type: ignore[assignment]
         self.after_close: AfterClose = assignment.after_close  # type: ignore[assignment]
 
