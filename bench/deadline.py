@@ -9,9 +9,10 @@ ten minutes, and has every student, each its own HTTP client, submit ``--per-stu
 solutions (a mix of correct ones and each problem's first fault) as fast as the server accepts
 them, retrying a 503/429 after its Retry-After, through the assignment's own submission route
 (which takes each graded attempt's number and checks the dates). It waits until every accepted
-submission is graded and checks that nothing was lost: every accepted submission has exactly one result, with the verdict its code
-deserves, and the gradebook counts every attempt. Then it times the gradebook API (best and
-median of five) and, when Chromium is there, the gradebook page.
+submission is graded and checks that nothing was lost: every accepted submission has exactly
+one result, with the verdict its code deserves, and the gradebook counts every attempt. Then it
+times the gradebook API (best and median of five) and, when Chromium is there, the gradebook
+page.
 
 Prints the figures and writes bench/results/deadline-latest.json. Exits 1 if anything was lost
 or the gradebook is over a second.
