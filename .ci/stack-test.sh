@@ -38,6 +38,7 @@ PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0));
 cat >"$WORK/env" <<EOF
 POSTGRES_PASSWORD=$(python3 -c 'import secrets; print(secrets.token_hex(24))')
 REDIS_PASSWORD=$(python3 -c 'import secrets; print(secrets.token_hex(24))')
+CASE_SEED_SECRET=$(python3 -c 'import secrets; print(secrets.token_hex(24))')
 DOCKER_GID=$(stat -c %g /var/run/docker.sock)
 API_BIND=127.0.0.1
 API_PORT=$PORT

@@ -343,6 +343,15 @@ class Settings(BaseSettings):
                     f"or shorter than {MIN_SECRET_LENGTH} characters; set a random one "
                     "(e.g. `openssl rand -hex 24`)"
                 )
+        seed_key = self.case_seed_secret.get_secret_value() if self.case_seed_secret else None
+        if seed_key is not None and (
+            seed_key.lower() in EXAMPLE_SECRETS or len(seed_key) < MIN_SECRET_LENGTH
+        ):
+            raise ValueError(
+                "GRADER_ENV=production: GRADER_CASE_SEED_SECRET is an example default or shorter "
+                f"than {MIN_SECRET_LENGTH} characters; set a random one "
+                "(e.g. `openssl rand -hex 24`)"
+            )
         return self
 
     @property

@@ -54,6 +54,8 @@ def test_production_refuses_the_passwords_of_env_example() -> None:
         production(database_url=f"postgresql://u:{example['POSTGRES_PASSWORD']}@postgres/db")
     with pytest.raises(ValidationError, match="example default"):
         production(redis_url=f"redis://:{example['REDIS_PASSWORD']}@redis:6379/0")
+    with pytest.raises(ValidationError, match="GRADER_CASE_SEED_SECRET"):
+        production(case_seed_secret=example["CASE_SEED_SECRET"])
 
 
 def test_production_accepts_random_passwords_and_passwordless_urls() -> None:
@@ -77,6 +79,11 @@ def test_compose_defaults_to_production_and_takes_secrets_from_env() -> None:
     assert env["GRADER_ENV"] == "${GRADER_ENV:-production}"
     assert "${POSTGRES_PASSWORD:?" in env["GRADER_DATABASE_URL"]
     assert "${REDIS_PASSWORD:?" in env["GRADER_REDIS_URL"]
+    # The API and every worker derive per-student cases from one key.
+    assert env["GRADER_CASE_SEED_SECRET"].startswith("${CASE_SEED_SECRET:?")
+    assert services["worker"]["environment"]["GRADER_CASE_SEED_SECRET"] == (
+        env["GRADER_CASE_SEED_SECRET"]
+    )
     assert services["worker"]["environment"]["GRADER_DATABASE_URL"] == env["GRADER_DATABASE_URL"]
     text = (ROOT / "docker-compose.yml").read_text()
     assert STRONG not in text and "change-me" not in text, "no secret in the compose file"
