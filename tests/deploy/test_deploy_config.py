@@ -81,8 +81,9 @@ def test_compose_defaults_to_production_and_takes_secrets_from_env() -> None:
     assert "${REDIS_PASSWORD:?" in env["GRADER_REDIS_URL"]
     # The API and every worker derive per-student cases from one key.
     assert env["GRADER_CASE_SEED_SECRET"].startswith("${CASE_SEED_SECRET:?")
-    assert services["worker"]["environment"]["GRADER_CASE_SEED_SECRET"] == (
-        env["GRADER_CASE_SEED_SECRET"]
+    assert (
+        services["worker"]["environment"]["GRADER_CASE_SEED_SECRET"]
+        == (env["GRADER_CASE_SEED_SECRET"])
     )
     assert services["worker"]["environment"]["GRADER_DATABASE_URL"] == env["GRADER_DATABASE_URL"]
     text = (ROOT / "docker-compose.yml").read_text()
