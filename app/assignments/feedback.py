@@ -8,6 +8,12 @@ read the same cut.
   policy, else the assignment's; at this moment; their own due date with extensions; the
   publication date); no score while scores are hidden and unpublished.
 - Anyone else: nothing (404, as for an unknown id).
+
+Practice outside an assignment is cut too while an assignment that restricts feedback on the
+same problem is in progress: its hidden cases (the folder's and instructors' stored ones) are
+the practice run's hidden cases as well, so full practice reports would undo the policy, even
+signed out. Such practice reports are cut to the strictest level among those assignments, for
+everyone but the staff of their courses and the deployment's instructors.
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.assignments import policy
-from app.assignments.models import Assignment, AssignmentProblem
+from app.assignments.models import Assignment, AssignmentProblem, Override, late_of
 from app.assignments.service import section_of, student_rules
 from app.auth.tokens import Principal
 from app.courses.models import Membership
@@ -67,6 +73,46 @@ def is_course_staff(session: Session, course_id: int, principal: Principal) -> b
         )
     )
     return role in ("ta", "instructor")
+
+
+STRICTNESS: dict[policy.FeedbackLevel, int] = {"visible": 0, "summary": 1, "verdict": 2}
+
+
+def _restricts_until(session: Session, assignment: Assignment) -> datetime:
+    """When an after_due_date policy stops restricting anyone: the last deadline any student
+    has (later deadlines and overrides included)."""
+    ends: list[datetime | None] = [assignment.due_at, *(until for until, _ in late_of(assignment))]
+    ends += session.scalars(
+        select(Override.until).where(
+            Override.assignment_id == assignment.id, Override.until.is_not(None)
+        )
+    ).all()
+    return max(e for e in ends if e is not None)
+
+
+def practice_cut(
+    session: Session, problem_id: str, principal: Principal | None, now: datetime
+) -> Cut | None:
+    """The cut of a practice report on ``problem_id`` (None: the full report)."""
+    if principal is not None and principal.is_instructor:
+        return None
+    found = session.execute(
+        select(Assignment, AssignmentProblem.feedback)
+        .join(AssignmentProblem, AssignmentProblem.assignment_id == Assignment.id)
+        .where(AssignmentProblem.problem_id == problem_id)
+    ).all()
+    level: policy.FeedbackLevel = "visible"
+    for assignment, own in found:
+        rule: policy.Feedback = own or assignment.feedback  # type: ignore[assignment]
+        if rule == "visible" or published(assignment.feedback_published_at, now):
+            continue
+        if rule == "after_due_date" and now > _restricts_until(session, assignment):
+            continue
+        if principal is not None and is_course_staff(session, assignment.course_id, principal):
+            continue
+        strict: policy.FeedbackLevel = "verdict" if rule == "hidden" else "summary"
+        level = max(level, strict, key=STRICTNESS.__getitem__)
+    return None if level == "visible" else Cut(level, scores_hidden=False)
 
 
 def cut_report(out: SubmissionOut, cut: Cut) -> SubmissionOut:
@@ -121,7 +167,9 @@ def assignment_view(
     """The submissions API's view (see ``SubmissionView``): only rows of an assignment are
     this package's to decide; the others pass through unchanged."""
     if row.assignment_id is None:
-        return out
+        with sessions() as session:
+            cut = practice_cut(session, row.problem_id, principal, utcnow())
+        return out if cut is None else cut_report(out, cut)
     if principal is None:
         return None
     with sessions() as session:

@@ -142,14 +142,15 @@ class SubmissionService:
     def present(
         self, row: Submission, principal: Principal | None, report: GradeReport | None = None
     ) -> SubmissionOut:
-        """The submission as ``principal`` may see it (404 when they may not): practice by
-        ``may_read``, work in an assignment by the course's rules (``self.view``)."""
+        """The submission as ``principal`` may see it (404 when they may not): who may read
+        practice is ``may_read``'s to say, who may read course work the course's rules'
+        (``self.view``), which also say how much of either a reader is shown."""
         out = submission_out(row, report)
-        if row.assignment_id is None:
-            if not may_read(principal, row):
-                raise not_found(row.id)
-            return out
+        if row.assignment_id is None and not may_read(principal, row):
+            raise not_found(row.id)
         if self.view is None:
+            if row.assignment_id is None:
+                return out
             raise not_found(row.id)  # no course rules registered: nobody reads course work
         shown = self.view(self.sessions, row, out, principal)
         if shown is None:
