@@ -76,7 +76,8 @@ def test_student_submits_and_sees_the_summary(
         row.get_by_role("link", name="Attention homework").click()
         problem_row = page.locator(f'tr[data-problem="{PROBLEM}"]')
         expect(problem_row).to_contain_text("10")
-        expect(problem_row.locator("td[data-score]")).to_have_text("—")  # no grades/me yet
+        # The student's own score, from the gradebook's grades/me, with the rule that decided it.
+        expect(problem_row.locator("td[data-score]")).to_have_text("0 / 10 (no graded attempt)")
         shot(page, "assignments-assignment-page")
         problem_row.get_by_role("link").click()
         page.locator(".cm-content").wait_for()
