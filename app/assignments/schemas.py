@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StrictBool, model_validator
 
 from app.assignments.policy import AfterClose, Feedback, FeedbackLevel, Scoring
 from app.core.errors import ApiError
@@ -49,12 +49,12 @@ class AssignmentFields(BaseModel):
     after_close: AfterClose = "closed"
     scoring: Scoring = "best"
     feedback: Feedback = "visible"
-    hide_scores: bool = False
+    hide_scores: StrictBool = False
     max_attempts: int | None = Field(default=None, ge=1, le=10_000)
     attempt_penalties: list[float] = Field(default_factory=list, max_length=100)
     rate_limit: int | None = Field(default=None, ge=1, le=10_000)
     rate_window_seconds: int = Field(default=3600, ge=1, le=7 * 24 * 3600)
-    per_student_cases: bool = False
+    per_student_cases: StrictBool = False
 
     @model_validator(mode="after")
     def _penalties_in_range(self) -> AssignmentFields:
@@ -118,12 +118,12 @@ class AssignmentPatch(BaseModel):
     after_close: AfterClose | None = None
     scoring: Scoring | None = None
     feedback: Feedback | None = None
-    hide_scores: bool | None = None
+    hide_scores: StrictBool | None = None
     max_attempts: int | None = Field(default=None, ge=1, le=10_000)
     attempt_penalties: list[float] | None = Field(default=None, max_length=100)
     rate_limit: int | None = Field(default=None, ge=1, le=10_000)
     rate_window_seconds: int | None = Field(default=None, ge=1, le=7 * 24 * 3600)
-    per_student_cases: bool | None = None
+    per_student_cases: StrictBool | None = None
 
 
 class ProblemOut(ProblemEntry):
@@ -207,8 +207,8 @@ class OverrideOut(BaseModel):
 class PublishBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    feedback: bool = False
-    scores: bool = False
+    feedback: StrictBool = False
+    scores: StrictBool = False
 
 
 class Attempts(BaseModel):

@@ -22,8 +22,10 @@ from app.core.bodies import BodyCap, read_model
 from app.core.config import Settings
 from app.core.errors import ApiError
 
-# Every accounts body is a few short fields; a password is at most 1 KiB.
-ACCOUNTS_BODY_CAP = BodyCap(16 * 1024)
+# Every accounts body is a few short fields (a password is at most 1024 characters), but JSON
+# may escape each character as two \uXXXX surrogates (12 bytes): the cap admits every body the
+# schemas allow.
+ACCOUNTS_BODY_CAP = BodyCap(64 * 1024)
 ALLOWED_FETCH_SITES = frozenset({"same-origin", "none"})
 
 Model = TypeVar("Model", bound=BaseModel)

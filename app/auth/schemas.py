@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from app.auth.passwords import MAX_PASSWORD_BYTES
 from app.auth.tokens import AccountRole
@@ -96,7 +96,7 @@ class UserCreate(Strict):
 
 class UserPatch(Strict):
     role: AccountRole | None = None
-    disabled: bool | None = None
+    disabled: StrictBool | None = None
 
 
 class ResetLinkOut(BaseModel):

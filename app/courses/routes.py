@@ -123,7 +123,8 @@ async def join_course(
     return JoinResult(course=course, joined=joined)
 
 
-@router.get("/{course_id}", response_model=CourseOut, responses=error_responses(COURSE_ERRORS))
+# ":int": "/api/courses/join" is another route, so a GET or PATCH to it is a 405, not a course.
+@router.get("/{course_id:int}", response_model=CourseOut, responses=error_responses(COURSE_ERRORS))
 async def get_course(access: CourseMember, sessions: SessionsDep) -> CourseOut:
     """The course and the caller's role; staff also see the join code and the member count."""
     out: CourseOut = await run_in_threadpool(_run, sessions, service.get_course, access)
@@ -131,7 +132,7 @@ async def get_course(access: CourseMember, sessions: SessionsDep) -> CourseOut:
 
 
 @router.patch(
-    "/{course_id}",
+    "/{course_id:int}",
     response_model=CourseOut,
     openapi_extra=json_body_schema(CourseUpdate),
     responses=error_responses(
@@ -153,7 +154,9 @@ async def update_course(
     return out
 
 
-@router.delete("/{course_id}", response_model=CourseOut, responses=error_responses(COURSE_ERRORS))
+@router.delete(
+    "/{course_id:int}", response_model=CourseOut, responses=error_responses(COURSE_ERRORS)
+)
 async def archive_course(access: CourseInstructor, sessions: SessionsDep) -> CourseOut:
     """Archives (never deletes): the roster, submissions and grades stay; joining closes.
     ``PATCH {"archived": false}`` restores it."""

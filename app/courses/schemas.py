@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from app.core.errors import ErrorResponse
 
@@ -29,13 +29,13 @@ class CourseUpdate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     title: str | None = Field(default=None, min_length=1, max_length=MAX_TITLE, pattern=r"\S")
-    joining_open: bool | None = Field(
+    joining_open: StrictBool | None = Field(
         default=None, description="false: the join code stops working; true: a code is made."
     )
-    rotate_code: bool = Field(
+    rotate_code: StrictBool = Field(
         default=False, description="A new join code; the old one stops working at once."
     )
-    archived: bool | None = Field(
+    archived: StrictBool | None = Field(
         default=None, description="false restores an archived course (DELETE archives it)."
     )
 

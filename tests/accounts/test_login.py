@@ -134,7 +134,7 @@ def test_login_body_errors(api: TestClient, people: People):
     assert r.status_code == 422
     r = api.post(
         "/api/auth/login",
-        content=b"{" * 20_000,
+        content=b"{" * 70_000,
         headers={"Content-Type": "application/json"},
     )
     assert r.status_code == 413
