@@ -1,7 +1,8 @@
 """In a real browser: an instructor creates an assignment through the course page's form (two
 problems, a later deadline at 80 %, the summary policy), meets the API's 422 beside the form with
 nothing typed lost, edits the title and publishes feedback on the assignment's page, deletes
-another after confirming; a student's pages show none of these controls."""
+another after confirming; a student's pages show none of these controls, a TA's only the
+gradebook link."""
 
 from __future__ import annotations
 
@@ -199,6 +200,20 @@ def test_instructor_creates_edits_and_publishes_through_the_form(
         expect(page.get_by_role("link", name="Gradebook")).to_have_count(0)
         expect(page.locator("form")).to_have_count(0)
         shot(page, "assignment-form-student-view")
+    finally:
+        context.close()
+    # A TA: the gradebook link, none of the instructors' controls.
+    context = signed_in(browser, server, people.users["ta"])
+    page = context.new_page()
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    try:
+        page.goto(f"/courses/{course_id}/assignments/{created['id']}")
+        expect(page.get_by_role("link", name="Gradebook")).to_be_visible()
+        expect(page.get_by_role("heading", level=1)).to_have_text("Attention, week 1")
+        expect(page.locator("#main").get_by_role("button")).to_have_count(0)
+        page.goto(f"/courses/{course_id}")
+        expect(page.locator("tr[data-assignment]")).to_have_count(1)
+        expect(page.get_by_role("button", name="New assignment")).to_have_count(0)
     finally:
         context.close()
     assert not errors, errors
