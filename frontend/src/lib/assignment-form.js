@@ -147,10 +147,11 @@ export function assignmentForm({ courseId, problems, assignment = null, onSaved,
   const rateLimit = h("input", { type: "number", id: id("rate-limit"), min: "1", step: "1", size: "6", placeholder: "no limit", value: a && a.rate_limit ? String(a.rate_limit) : "" });
   const rateWindow = h("input", { type: "number", id: id("rate-window"), min: "1", step: "1", size: "8", value: a ? String(a.rate_window_seconds) : "3600" });
 
-  // The input an API field name ("late_deadlines[1]", "problems[0].problem_id") points at.
+  // The input an API field name points at: the service's "late_deadlines[1]" and
+  // "problems[0].problem_id", or pydantic's "problems.0.points".
   const inputFor = (name) => {
     if (!name) return null;
-    const n = Number((name.match(/\[(\d+)\]/) || [])[1] || 0);
+    const n = Number((name.match(/(?:\[|\.)(\d+)/) || [])[1] || 0);
     if (name.startsWith("problems")) return problemRows.querySelectorAll(name.includes("points") ? ".problem-points" : ".problem-select")[n] || problemRows.querySelector("select");
     if (name.startsWith("late_deadlines")) return lateRows.querySelectorAll(name.includes("credit") ? ".late-credit" : ".late-until")[n] || null;
     return { title, release_at: release, due_at: due, max_attempts: maxAttempts, attempt_penalties: penalties, rate_limit: rateLimit, rate_window_seconds: rateWindow }[name.split(/[[.]/)[0]] || null;
