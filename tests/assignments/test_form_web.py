@@ -160,6 +160,7 @@ def test_instructor_creates_edits_and_publishes_through_the_form(
         page.get_by_role("button", name="Publish feedback").click()
         expect(page.locator("#instructor-message")).to_contain_text("Feedback published")
         expect(page.get_by_role("button", name="Publish feedback")).to_have_count(0)
+        expect(page.locator("#feedback-policy")).to_contain_text("published: full reports now")
         shot(page, "assignment-form-published")
 
         after = httpx.get(f"{api}/{created['id']}", headers=people.headers("instructor")).json()

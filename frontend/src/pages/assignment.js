@@ -159,7 +159,7 @@ function render(root, a, mine, myRole, said) {
       h("dt", {}, "Attempts"),
       h("dd", {}, a.max_attempts ? `${a.mine && a.mine.attempts_allowed ? a.mine.attempts_allowed : a.max_attempts} graded attempts per problem` : "no limit", "; running the examples is free"),
       h("dt", {}, "Feedback"),
-      h("dd", {}, FEEDBACK[a.feedback] || a.feedback, a.hide_scores && !a.scores_published_at ? "; scores hidden until published" : ""),
+      h("dd", { id: "feedback-policy" }, FEEDBACK[a.feedback] || a.feedback, a.feedback_published_at && a.feedback !== "visible" ? "; published: full reports now" : "", a.hide_scores && !a.scores_published_at ? "; scores hidden until published" : ""),
     ),
     h(
       "table",
