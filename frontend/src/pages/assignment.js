@@ -1,6 +1,8 @@
 // "/courses/{c}/assignments/{a}": an assignment's problems with points, the student's scores
-// (from the gradebook's grades/me; "—" while it has none) and their own dates.
+// (from the gradebook's grades/me; "—" while it has none) and their own dates. Its staff get a
+// link to the gradebook; its instructors edit, publish and delete it here.
 import { api, describeError } from "../lib/api.js";
+import { assignmentForm } from "../lib/assignment-form.js";
 import { fill, h } from "../lib/dom.js";
 
 const { courseId, assignmentId } = document.body.dataset;
@@ -25,6 +27,104 @@ const FEEDBACK = {
   hidden: "verdicts only, until published",
 };
 
+async function role() {
+  try {
+    return (await api(`/api/courses/${encodeURIComponent(courseId)}`)).data.role;
+  } catch {
+    return null;
+  }
+}
+
+// What is still unpublished that the policy hides: the buttons that would publish it.
+function unpublished(a) {
+  const out = [];
+  if (a.feedback !== "visible" || a.problems.some((p) => p.feedback && p.feedback !== "visible")) {
+    if (!a.feedback_published_at) out.push(["feedback", "Publish feedback"]);
+  }
+  if (a.hide_scores && !a.scores_published_at) out.push(["scores", "Publish scores"]);
+  return out;
+}
+
+function instructorControls(a, rerender) {
+  const notice = h("p", { class: "message", id: "instructor-message", role: "status" });
+  const slot = h("div", { id: "edit-slot" });
+  const fail = (err) => {
+    notice.className = "message error";
+    notice.textContent = describeError(err);
+  };
+  const edit = h("button", {
+    type: "button",
+    class: "button",
+    "aria-expanded": "false",
+    onclick: async () => {
+      let problems;
+      try {
+        problems = (await api("/api/problems")).data;
+      } catch (err) {
+        fail(err);
+        return;
+      }
+      const form = assignmentForm({
+        courseId,
+        problems,
+        assignment: a,
+        onCancel: () => {
+          fill(slot);
+          edit.setAttribute("aria-expanded", "false");
+          edit.focus();
+        },
+        onSaved: (saved) => rerender(saved, "Saved."),
+      });
+      fill(slot, form);
+      edit.setAttribute("aria-expanded", "true");
+      form.querySelector("input").focus();
+    },
+  }, "Edit");
+  const publishers = unpublished(a).map(([what, label]) =>
+    h("button", {
+      type: "button",
+      class: "button",
+      onclick: async () => {
+        try {
+          const { data } = await api(`${base}/publish`, { method: "POST", body: { [what]: true } });
+          rerender(data, what === "feedback" ? "Feedback published: students see their full reports." : "Scores published.");
+        } catch (err) {
+          fail(err);
+        }
+      },
+    }, label),
+  );
+  const confirmSlot = h("span", { class: "row-actions" });
+  const del = h("button", {
+    type: "button",
+    class: "button danger",
+    onclick: () => {
+      del.hidden = true;
+      const cancel = h("button", { type: "button", class: "button", onclick: () => { fill(confirmSlot); del.hidden = false; del.focus(); } }, "Keep it");
+      fill(
+        confirmSlot,
+        h("span", { id: "delete-question" }, `Delete “${a.title}”? Its submissions stay, as practice.`),
+        h("button", {
+          type: "button",
+          class: "button danger",
+          "aria-describedby": "delete-question",
+          onclick: async () => {
+            try {
+              await api(base, { method: "DELETE" });
+              window.location.assign(`/courses/${courseId}`);
+            } catch (err) {
+              fail(err);
+            }
+          },
+        }, "Delete for good"),
+        cancel,
+      );
+      cancel.focus();
+    },
+  }, "Delete");
+  return h("section", { class: "instructor-controls", "aria-label": "Instructor controls" }, h("div", { class: "actions" }, edit, publishers, del, confirmSlot), notice, slot);
+}
+
 async function main() {
   const root = document.getElementById("main");
   let a;
@@ -34,9 +134,14 @@ async function main() {
     fill(root, h("h1", {}, "Assignment not available"), h("p", { class: "error", role: "alert" }, describeError(err)), h("p", {}, h("a", { href: `/courses/${courseId}` }, "Back to the course")));
     return;
   }
-  const mine = await grades();
+  const [mine, myRole] = await Promise.all([grades(), role()]);
+  render(root, a, mine, myRole, "");
+}
+
+function render(root, a, mine, myRole, said) {
   const byProblem = Object.fromEntries(((mine && mine.problems) || []).map((p) => [p.problem_id, p]));
   document.title = `${a.title} · TensorJudge`;
+  const controls = myRole === "instructor" ? instructorControls(a, (saved, message) => render(root, saved, mine, myRole, message)) : null;
   const late = (a.late_deadlines || []).map((d) => `until ${when(d.until)}: ${Math.round(d.credit * 100)} %`);
   fill(
     root,
@@ -54,7 +159,7 @@ async function main() {
       h("dt", {}, "Attempts"),
       h("dd", {}, a.max_attempts ? `${a.mine && a.mine.attempts_allowed ? a.mine.attempts_allowed : a.max_attempts} graded attempts per problem` : "no limit", "; running the examples is free"),
       h("dt", {}, "Feedback"),
-      h("dd", {}, FEEDBACK[a.feedback] || a.feedback, a.hide_scores && !a.scores_published_at ? "; scores hidden until published" : ""),
+      h("dd", { id: "feedback-policy" }, FEEDBACK[a.feedback] || a.feedback, a.feedback_published_at && a.feedback !== "visible" ? "; published: full reports now" : "", a.hide_scores && !a.scores_published_at ? "; scores hidden until published" : ""),
     ),
     h(
       "table",
@@ -80,7 +185,14 @@ async function main() {
     ),
     mine && mine.total !== null && mine.total !== undefined ? h("p", { id: "total" }, `Total: ${mine.total} / ${mine.max_total}`) : null,
     h("p", {}, h("a", { href: `${base}/submissions/me.csv`, download: "" }, "Download your submissions (CSV)")),
+    myRole === "ta" || myRole === "instructor" ? h("p", {}, h("a", { href: `/courses/${courseId}/assignments/${assignmentId}/gradebook` }, "Gradebook")) : null,
+    controls,
   );
+  if (said) {
+    const notice = controls.querySelector("#instructor-message");
+    notice.className = "message success";
+    notice.textContent = said;
+  }
 }
 
 main().catch((err) => fill(document.getElementById("main"), h("p", { class: "error", role: "alert" }, describeError(err))));

@@ -1,6 +1,7 @@
 // "/courses/{id}": a course's home: its assignments, with each one's due date (the student's
-// own, extensions included) and whether it is open now.
+// own, extensions included) and whether it is open now; its instructors create assignments here.
 import { api, describeError } from "../lib/api.js";
+import { assignmentForm } from "../lib/assignment-form.js";
 import { fill, h } from "../lib/dom.js";
 
 const courseId = document.body.dataset.courseId;
@@ -18,8 +19,11 @@ function state(a) {
 async function main() {
   const root = document.getElementById("main");
   let title = `Course ${courseId}`;
+  let role = null;
   try {
-    title = (await api(`/api/courses/${encodeURIComponent(courseId)}`)).data.title || title;
+    const course = (await api(`/api/courses/${encodeURIComponent(courseId)}`)).data;
+    title = course.title || title;
+    role = course.role;
   } catch {
     // The course's own API may answer differently; its assignments below say if it is ours.
   }
@@ -31,12 +35,68 @@ async function main() {
     return;
   }
   document.title = `${title} · TensorJudge`;
+  const list = h("div", { id: "assignments" });
+  const notice = h("p", { class: "message", role: "status" });
+  const reload = async () => {
+    assignments = (await api(`/api/courses/${encodeURIComponent(courseId)}/assignments`)).data;
+    fill(list, assignmentTable(assignments));
+  };
+  fill(list, assignmentTable(assignments));
   fill(
     root,
     h("nav", { class: "breadcrumb", "aria-label": "Breadcrumb" }, h("a", { href: "/courses" }, "Courses"), " / ", title),
     h("h1", {}, title),
     h("h2", {}, "Assignments"),
-    assignments.length === 0
+    role === "instructor" ? creator(notice, reload) : null,
+    notice,
+    list,
+  );
+}
+
+// "New assignment" opens the form; a created assignment joins the list and the form closes.
+function creator(notice, reload) {
+  const slot = h("div", {});
+  const open = h("button", {
+    type: "button",
+    class: "button primary",
+    "aria-expanded": "false",
+    onclick: async () => {
+      let problems;
+      try {
+        problems = (await api("/api/problems")).data;
+      } catch (err) {
+        notice.className = "message error";
+        notice.textContent = describeError(err);
+        return;
+      }
+      const close = () => {
+        fill(slot);
+        open.hidden = false;
+        open.setAttribute("aria-expanded", "false");
+        open.focus();
+      };
+      const form = assignmentForm({
+        courseId,
+        problems,
+        onCancel: close,
+        onSaved: async (created) => {
+          close();
+          notice.className = "message success";
+          fill(notice, "Created ", h("a", { href: `/courses/${courseId}/assignments/${created.id}` }, created.title), ".");
+          await reload();
+        },
+      });
+      fill(slot, form);
+      open.hidden = true;
+      open.setAttribute("aria-expanded", "true");
+      form.querySelector("input").focus();
+    },
+  }, "New assignment");
+  return h("div", { class: "creator" }, open, slot);
+}
+
+function assignmentTable(assignments) {
+  return assignments.length === 0
       ? h("p", { class: "note" }, "No assignment yet.")
       : h(
           "table",
@@ -57,8 +117,7 @@ async function main() {
               );
             }),
           ),
-        ),
-  );
+        );
 }
 
 main();
