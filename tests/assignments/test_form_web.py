@@ -18,8 +18,14 @@ from playwright.sync_api import Browser, BrowserContext, expect
 from app.core.config import Settings
 from app.db.engine import make_engine, make_sessionmaker
 from tests.support.browser_session import session_cookie
-from tests.support.people import People, seed_people
-from tests.web.conftest import CHROMIUM_ARGS, Server, browser, serving, web_assets  # noqa: F401
+from tests.support.people import People
+from tests.web.conftest import (  # noqa: F401
+    CHROMIUM_ARGS,
+    Server,
+    browser,
+    serving_people,
+    web_assets,
+)
 from tests.web.helpers import axe_violations, shot
 
 # Not the server's zone (UTC): the form must send the browser's own offset.
@@ -31,13 +37,8 @@ def course_server(
     web_assets: Path,  # noqa: F811
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[tuple[Server, People]]:
-    root = tmp_path_factory.mktemp("assignment-form-web")
-    with serving(root) as running:
-        engine = make_engine(Settings(data_dir=root / "data"))
-        try:
-            yield running, seed_people(make_sessionmaker(engine))
-        finally:
-            engine.dispose()
+    with serving_people(tmp_path_factory.mktemp("assignment-form-web")) as served:
+        yield served
 
 
 def signed_in(browser: Browser, server: Server, user_id: int) -> BrowserContext:  # noqa: F811

@@ -15,8 +15,14 @@ from app.core.config import Settings
 from app.db.engine import make_engine, make_sessionmaker
 from tests.assignments.test_feedback import HIDDEN_FAIL
 from tests.support.browser_session import session_cookie
-from tests.support.people import People, seed_people
-from tests.web.conftest import CHROMIUM_ARGS, Server, browser, serving, web_assets  # noqa: F401
+from tests.support.people import People
+from tests.web.conftest import (  # noqa: F401
+    CHROMIUM_ARGS,
+    Server,
+    browser,
+    serving_people,
+    web_assets,
+)
 from tests.web.helpers import GRADING_TIMEOUT_MS, set_code, shot
 
 PROBLEM = "multi-head-attention"
@@ -27,13 +33,8 @@ def course_server(
     web_assets: Path,  # noqa: F811
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[tuple[Server, People]]:
-    root = tmp_path_factory.mktemp("assignments-web")
-    with serving(root) as running:
-        engine = make_engine(Settings(data_dir=root / "data"))
-        try:
-            yield running, seed_people(make_sessionmaker(engine))
-        finally:
-            engine.dispose()
+    with serving_people(tmp_path_factory.mktemp("assignments-web")) as served:
+        yield served
 
 
 def test_student_submits_and_sees_the_summary(

@@ -14,8 +14,14 @@ from playwright.sync_api import Page, expect
 from app.core.config import Settings
 from app.db.engine import make_engine, make_sessionmaker
 from tests.support.browser_session import session_cookie
-from tests.support.people import People, seed_people
-from tests.web.conftest import Server, browser, browsing, serving, web_assets  # noqa: F401
+from tests.support.people import People
+from tests.web.conftest import (  # noqa: F401
+    Server,
+    browser,
+    browsing,
+    serving_people,
+    web_assets,
+)
 from tests.web.helpers import axe_violations, shot
 
 pytestmark = pytest.mark.timeout(240)
@@ -27,15 +33,8 @@ def site(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[tuple[Server, People, Settings]]:
     root = tmp_path_factory.mktemp("courses-web")
-    with serving(root) as server:
-        # The server migrated its database on start; the people go straight into it.
-        settings = Settings(data_dir=root / "data")
-        engine = make_engine(settings)
-        try:
-            people = seed_people(make_sessionmaker(engine))
-            yield server, people, settings
-        finally:
-            engine.dispose()
+    with serving_people(root) as (server, people):
+        yield server, people, Settings(data_dir=root / "data")
 
 
 def _signed_in(page: Page, settings: Settings, server: Server, user_id: int) -> None:

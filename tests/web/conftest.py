@@ -17,6 +17,7 @@ import httpx
 import pytest
 
 from app.core.config import REPO_ROOT
+from tests.support.people import People
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -125,6 +126,22 @@ def browser() -> Iterator[object]:
         if _SHARED["users"] == 0:
             _SHARED.pop("browser").close()
             _SHARED.pop("playwright").stop()
+
+
+@contextmanager
+def serving_people(root: Path) -> Iterator[tuple[Server, People]]:
+    """``serving``, with tests/support/people.py's two courses and people put straight into the
+    server's database (migrated when it started)."""
+    from app.core.config import Settings
+    from app.db.engine import make_engine, make_sessionmaker
+    from tests.support.people import seed_people
+
+    with serving(root) as server:
+        engine = make_engine(Settings(data_dir=root / "data"))
+        try:
+            yield server, seed_people(make_sessionmaker(engine))
+        finally:
+            engine.dispose()
 
 
 @contextmanager
