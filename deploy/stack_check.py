@@ -52,9 +52,13 @@ def log(message: str) -> None:
     print(f"stack-check: {message}", flush=True)
 
 
-def request(method: str, url: str, body: Any = None, timeout: float = 60) -> tuple[int, Any]:
+def request(
+    method: str, url: str, body: Any = None, timeout: float = 60, token: str | None = None
+) -> tuple[int, Any]:
     data = None if body is None else json.dumps(body).encode()
     req = urllib.request.Request(url, data=data, method=method)
+    if token is not None:
+        req.add_header("Authorization", f"Bearer {token}")
     if data is not None:
         req.add_header("Content-Type", "application/json")
     try:
@@ -129,6 +133,57 @@ def check_verdicts(base: str) -> None:
     assert WRONG_CODE in codes, codes
     log(f"correct: {good['verdict']} (score {good['score']})")
     log(f"with the mistake {WRONG_CODE}: {bad['verdict']}, diagnoses {codes}")
+
+
+def call(method: str, url: str, body: Any = None, token: str | None = None) -> Any:
+    """The answer's body; anything but a 2xx fails the check, naming the request."""
+    status, answer = request(method, url, body, token=token)
+    if not 200 <= status < 300:
+        raise AssertionError(f"{method} {url}: {status} {answer}")
+    return answer
+
+
+def check_course(base: str, compose: list[str]) -> None:
+    """A course on the stack: accounts, a course, an assignment with the summary policy, a
+    student who joins by code and submits in it, and the gradebook that counts it."""
+    created = sh([*compose, "exec", "-T", "api", "python", "-m", "app", "tokens", "create",
+                  "--role", "admin", "--name", "stack-admin"])  # fmt: skip
+    admin = created.splitlines()[-1].strip()
+    password = "stack-check-password"
+    tokens = {}
+    for who, role in (("teacher", "instructor"), ("student", "member")):
+        email = f"{who}@stack.example"
+        body = {"email": email, "name": who.title(), "role": role, "password": password}
+        call("POST", f"{base}/api/admin/users", body, admin)
+        exchanged = call("POST", f"{base}/api/auth/token", {"email": email, "password": password})
+        tokens[who] = exchanged["secret"]
+    course = call("POST", f"{base}/api/courses", {"title": "Stack course"}, tokens["teacher"])
+    due = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 3600))
+    assignment = call(
+        "POST",
+        f"{base}/api/courses/{course['id']}/assignments",
+        {
+            "title": "Homework",
+            "problems": [{"problem_id": PROBLEM, "points": 10}],
+            "due_at": due,
+            "feedback": "summary",
+        },
+        tokens["teacher"],
+    )
+    call("POST", f"{base}/api/courses/join", {"code": course["join_code"]}, tokens["student"])
+    where = f"{base}/api/courses/{course['id']}/assignments/{assignment['id']}"
+    done = call(
+        "POST",
+        f"{where}/problems/{PROBLEM}/submissions?wait=30",
+        {"code": CODES["correct"]},
+        tokens["student"],
+    )
+    done = done if done["status"] == "done" else wait_done(base, done["id"], 120)
+    assert done["verdict"] == "accepted", done["verdict"]
+    book = call("GET", f"{where}/gradebook", token=tokens["teacher"])
+    log(f"course: the student's graded attempt shows {done.get('view')!r}; gradebook: {book}")
+    assert done.get("view") == "summary", done.get("view")
+    assert "10" in json.dumps(book), book
 
 
 def worker_containers(compose: list[str]) -> list[str]:
@@ -227,6 +282,8 @@ def main() -> int:
     check_verdicts(args.base)
     log(f"first two gradings took {time.monotonic() - started:.1f} s")
     check_worker_kill(args.base, compose, args.count)
+    # After the kill check, which counts every submission row.
+    check_course(args.base, compose)
     log(f"passed in {time.monotonic() - started:.1f} s")
     return 0
 
