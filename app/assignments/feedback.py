@@ -28,7 +28,7 @@ from app.assignments import policy
 from app.assignments.models import Assignment, AssignmentProblem, Override, late_of
 from app.assignments.service import section_of, student_rules
 from app.auth.tokens import Principal
-from app.courses.models import Membership
+from app.courses.deps import is_course_staff
 from app.db.base import utcnow
 from app.submissions.models import Submission
 from app.submissions.schemas import SubmissionOut
@@ -60,19 +60,6 @@ def student_cut(
     level = policy.feedback_level(rule, now, rules.dates.due_at, assignment.feedback_published_at)
     hidden = assignment.hide_scores and not published(assignment.scores_published_at, now)
     return Cut(level, hidden)
-
-
-def is_course_staff(session: Session, course_id: int, principal: Principal) -> bool:
-    if principal.is_admin:
-        return True
-    role = session.scalar(
-        select(Membership.role).where(
-            Membership.course_id == course_id,
-            Membership.user_id == principal.user_id,
-            Membership.status == "active",
-        )
-    )
-    return role in ("ta", "instructor")
 
 
 STRICTNESS: dict[policy.FeedbackLevel, int] = {"visible": 0, "summary": 1, "verdict": 2}
