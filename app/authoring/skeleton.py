@@ -41,6 +41,9 @@ Write `{function}(x, w) -> np.ndarray` returning $y = \\dfrac{{x\\,w}}{{\\sqrt{{
 """
 
 _STARTER = '''\
+import numpy as np
+
+
 def {function}(x, w):
     """x: (n, d), w: (d, k). Returns (x @ w) / sqrt(d), of shape (n, k)."""
     raise NotImplementedError

@@ -1,3 +1,6 @@
+import numpy as np
+
+
 def causal_attention(q, k, v):
     """Causal scaled dot-product attention for queries appended to a KV cache.
 

@@ -1,3 +1,6 @@
+import numpy as np
+
+
 def grouped_query_attention(x, W_q, W_k, W_v, W_o, num_heads, num_kv_heads):
     """Grouped-query self-attention.
 

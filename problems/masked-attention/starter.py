@@ -1,3 +1,6 @@
+import numpy as np
+
+
 def masked_attention(q, k, v, mask=None):
     """Scaled dot-product attention with an optional mask.
 

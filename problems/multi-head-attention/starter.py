@@ -1,3 +1,6 @@
+import numpy as np
+
+
 def multi_head_attention(Q, K, V, W_q, W_k, W_v, W_o, num_heads):
     """Multi-head scaled dot-product attention.
 

@@ -1,3 +1,6 @@
+import numpy as np
+
+
 def softmax_backward(probabilities, upstream, axis=-1):
     """Backward pass of a softmax taken along `axis`.
 

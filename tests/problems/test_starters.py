@@ -1,0 +1,44 @@
+"""Every starter, and the one ``problems new`` writes, begins with ``import numpy as np``: code
+written the natural way (``np.exp(...)``) must not fail with ``NameError: name 'np'``."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from app.authoring.skeleton import write_skeleton
+from app.problems.loader import problem_folders
+from tests.conftest import PROBLEMS_DIR
+
+FIXTURES = Path(__file__).parent
+FOLDERS = [
+    *problem_folders(PROBLEMS_DIR),
+    FIXTURES / "fixtures" / "contract-demo",
+    FIXTURES / "fixtures-variadic" / "variadic-demo",
+]
+
+
+def first_statement(starter: Path) -> str:
+    tree = ast.parse(starter.read_text(encoding="utf-8"))
+    body = tree.body
+    # A module docstring may come first; the import is the first statement after it.
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    assert body, f"{starter} is empty"
+    return ast.unparse(body[0])
+
+
+@pytest.mark.parametrize("folder", FOLDERS, ids=lambda p: p.name)
+def test_every_starter_imports_numpy_first(folder: Path) -> None:
+    assert first_statement(folder / "starter.py") == "import numpy as np"
+
+
+def test_every_problem_folder_is_covered() -> None:
+    assert len(problem_folders(PROBLEMS_DIR)) >= 5
+
+
+def test_the_skeleton_starter_imports_numpy_first(tmp_path: Path) -> None:
+    folder = write_skeleton("row-scale", tmp_path)
+    assert first_statement(folder / "starter.py") == "import numpy as np"
