@@ -113,6 +113,9 @@ class RunResult(BaseModel):
     status: RunStatus
     cases: list[CaseOutcome] = []
     message: str = ""  # compile error text, crash reason, or internal error detail
+    # What the submission raised while being loaded, before any case's inputs existed (a syntax
+    # or import error, a missing entry point, an exception at import time); None otherwise.
+    load_error: CaseError | None = None
     # Everything printed, in order, whatever the phase: for operators and tests, not students.
     stdout: str = ""
     stderr: str = ""

@@ -121,6 +121,7 @@ def cut_report(out: SubmissionOut, cut: Cut) -> SubmissionOut:
                 "stdout_truncated": False,
                 "stderr_truncated": False,
                 "error": None,
+                "load_failure": None,
                 "timings": {},
             }
         )

@@ -10,6 +10,7 @@ from app.grading import determinism, explain
 from app.grading.compare import RUN_SECONDS_STEP, compare_cases, rounded, score, verdict
 from app.grading.diagnose import diagnose
 from app.grading.faulttable import fault_table
+from app.grading.loadfailure import load_failure
 from app.grading.schemas import CaseReport, Diagnosis, GradeReport, PublicView, RequirementResult
 from app.grading.verdicts import Verdict
 from app.problems.cases import Inputs, TestCase
@@ -134,6 +135,7 @@ def grade_run(problem: Problem, cases: Sequence[TestCase], run: RunResult) -> Gr
         stdout_truncated=stdout_truncated,
         stderr_truncated=stderr_truncated,
         error=_error_text(run, cases, reports),
+        load_failure=load_failure(run, problem.spec.function_name),
         timings={"compare": compared - start, "diagnose": done - compared},
         alternatives=alternatives,
         public_view=public_view,

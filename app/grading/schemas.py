@@ -31,6 +31,23 @@ class Diagnosis(BaseModel):
     certain: bool = True
 
 
+LoadFailureKind = Literal[
+    "syntax_error", "import_error", "missing_function", "not_callable", "raised_on_import"
+]
+
+
+class LoadFailure(BaseModel):
+    """Why the code failed before any case ran, for the student to read first. Built from the
+    same text as ``GradeReport.error``: loading ends before any case's inputs exist."""
+
+    kind: LoadFailureKind
+    title: str = Field(description='A headline, e.g. "No function named softmax_backward".')
+    message: str = Field(description="The error in one line, e.g. \"SyntaxError: expected ':'\".")
+    line: int | None = Field(
+        default=None, ge=1, description="The line of the submitted code the error points to."
+    )
+
+
 class _Compared(BaseModel):
     message: str = ""
     # Public cases only: where the answer is furthest from the reference.
@@ -90,6 +107,8 @@ class GradeReport(BaseModel):
     stdout_truncated: bool = False
     stderr_truncated: bool = False
     error: str | None = None  # compile error, crash reason or trimmed traceback, for the student
+    # Set when the code failed while being loaded (syntax, import, no such function...).
+    load_failure: LoadFailure | None = None
     # Seconds, rounded to RUN_SECONDS_STEP: "sandbox", "compare", "diagnose", "total".
     timings: dict[str, float] = {}
     # When several sets of fault codes explain the output equally well, each set, e.g.

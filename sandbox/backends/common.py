@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from sandbox.protocol import Limits, RunRequest, RunResult
+from sandbox.protocol import CaseError, Limits, RunRequest, RunResult
 from sandbox.wire import OUTPUT_KILL_FACTOR, EndFrameScanner, ParsedStream, parse_stream
 
 SANDBOX_STDERR_CAP = 16 * 1024
@@ -404,6 +404,7 @@ def interpret(raw: RawRun, request: RunRequest, backend: str) -> RunResult:
         )
     if parsed.load_failed is not None:
         err = parsed.load_failed.error
+        result.load_error = CaseError(**err.model_dump())
         text = err.traceback or f"{err.type}: {err.message}"
         if parsed.load_failed.kind == "memory":
             return fail(

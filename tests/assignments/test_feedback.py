@@ -202,3 +202,26 @@ def test_who_reads_a_students_submission(course: Course, who: str, status: int) 
     ):
         response = course.api.get(path, headers=headers)
         assert response.status_code == status, (who, path, response.text)
+
+
+SYNTAX_ERROR = CORRECT.replace("):\n", ")\n", 1)
+
+
+@pytest.mark.parametrize(("feedback", "shown"), [("summary", True), ("hidden", False)])
+def test_a_load_failure_is_shown_as_the_error_is(
+    course: Course, feedback: str, shown: bool
+) -> None:
+    # It comes from loading, before any case: the summary shows it like the error text; the
+    # verdict-only view shows neither.
+    assert SYNTAX_ERROR != CORRECT
+    created = course.create(feedback=feedback)
+    response = course.submit(created["id"], SYNTAX_ERROR, wait=25)
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["verdict"] == "compile_error"
+    failure = body["load_failure"]
+    if shown:
+        assert failure["kind"] == "syntax_error" and failure["line"] is not None
+        assert failure["message"] in body["error"]
+    else:
+        assert failure is None and body["error"] is None
