@@ -41,6 +41,7 @@ class ParamOut(BaseModel):
     optional: bool = False
     minimum: int | None = None  # ints
     maximum: int | None = None
+    default: int | None = None  # ints: the default the signature shows
 
 
 class OutputOut(BaseModel):

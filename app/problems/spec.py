@@ -53,6 +53,15 @@ class IntParam(StrictModel):
     minimum: int = 1
     maximum: int = 1024
     optional: bool = False
+    # The default the student's function declares (``axis=-1``), shown in the signature; cases
+    # still give every value.
+    default: int | None = None
+
+    @model_validator(mode="after")
+    def _default_in_bounds(self) -> IntParam:
+        if self.default is not None and not self.minimum <= self.default <= self.maximum:
+            raise ValueError(f"default {self.default} is outside [{self.minimum}, {self.maximum}]")
+        return self
 
 
 Param = Annotated[ArrayParam | IntParam, Field(discriminator="kind")]
@@ -150,7 +159,7 @@ class ProblemSpec(StrictModel):
 
     @property
     def signature(self) -> str:
-        args = ", ".join(f"{p.name}=None" if p.optional else p.name for p in self.params)
+        args = ", ".join(_signature_arg(p) for p in self.params)
         if self.multiple_outputs:
             result = f"tuple[{', '.join('np.ndarray' for _ in self.outputs)}]"
             names = ", ".join(o.name for o in self.outputs)
@@ -162,6 +171,13 @@ class ProblemSpec(StrictModel):
             if p.name == name:
                 return p
         raise KeyError(name)
+
+
+def _signature_arg(param: ArrayParam | IntParam) -> str:
+    if param.optional:
+        return f"{param.name}=None"
+    default = getattr(param, "default", None)
+    return param.name if default is None else f"{param.name}={default!r}"
 
 
 def is_symbolic(dim: str) -> bool:

@@ -67,6 +67,14 @@ def test_bad_field_is_named(problem_dir: Path, old: str, new: str, field: str):
     assert message.startswith(f"{problem_dir / 'problem.toml'}: {field}"), message
 
 
+def test_an_int_default_outside_its_bounds_is_refused(problem_dir: Path):
+    toml = problem_dir / "problem.toml"
+    _edit(toml, "minimum = 1, maximum = 64 }", "minimum = 1, maximum = 64, default = 0 }")
+    message = _error(problem_dir)
+    assert message.startswith(f"{problem_dir / 'problem.toml'}: params.7"), message
+    assert "default 0 is outside [1, 64]" in message
+
+
 def test_duplicate_requirement_ids_are_rejected(problem_dir: Path):
     _edit(problem_dir / "problem.toml", 'id = "scale-scores"', 'id = "split-heads"')
     assert "duplicate names ['split-heads']" in _error(problem_dir)

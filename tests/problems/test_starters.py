@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from app.authoring.skeleton import write_skeleton
-from app.problems.loader import problem_folders
+from app.problems.loader import load_problem, problem_folders
 from tests.conftest import PROBLEMS_DIR
 
 FIXTURES = Path(__file__).parent
@@ -42,3 +42,25 @@ def test_every_problem_folder_is_covered() -> None:
 def test_the_skeleton_starter_imports_numpy_first(tmp_path: Path) -> None:
     folder = write_skeleton("row-scale", tmp_path)
     assert first_statement(folder / "starter.py") == "import numpy as np"
+
+
+def starter_call(folder: Path, function_name: str) -> str:
+    """``name(a, b, axis=-1)`` as the starter declares its entry point."""
+    tree = ast.parse((folder / "starter.py").read_text(encoding="utf-8"))
+    (fn,) = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == function_name]
+    args = fn.args.args
+    defaults = [None] * (len(args) - len(fn.args.defaults)) + list(fn.args.defaults)
+    pairs = zip(args, defaults, strict=True)
+    parts = [a.arg if d is None else f"{a.arg}={ast.unparse(d)}" for a, d in pairs]
+    return f"{function_name}({', '.join(parts)})"
+
+
+@pytest.mark.parametrize("folder", FOLDERS, ids=lambda p: p.name)
+def test_the_signature_shows_the_starters_defaults(folder: Path) -> None:
+    spec = load_problem(folder).spec
+    assert spec.signature.split(" -> ")[0] == starter_call(folder, spec.function_name)
+
+
+def test_the_softmax_backward_signature_shows_axis_default() -> None:
+    spec = load_problem(PROBLEMS_DIR / "softmax-backward").spec
+    assert spec.signature == "softmax_backward(probabilities, upstream, axis=-1) -> np.ndarray"
