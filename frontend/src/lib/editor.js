@@ -5,8 +5,27 @@ import { basicSetup } from "codemirror";
 import { indentWithTab, temporarilySetTabFocusMode } from "@codemirror/commands";
 import { python } from "@codemirror/lang-python";
 import { indentUnit } from "@codemirror/language";
-import { EditorState, Prec } from "@codemirror/state";
-import { EditorView, keymap } from "@codemirror/view";
+import { EditorState, Prec, StateEffect, StateField } from "@codemirror/state";
+import { Decoration, EditorView, keymap } from "@codemirror/view";
+
+// The line an error points to (a syntax error, a failed import): marked until the next run, and
+// kept on the same text while the student edits around it.
+const setErrorLine = StateEffect.define();
+const errorLine = StateField.define({
+  create: () => Decoration.none,
+  update(marks, tr) {
+    let next = marks.map(tr.changes);
+    for (const effect of tr.effects) {
+      if (!effect.is(setErrorLine)) continue;
+      const mark = effect.value;
+      next = mark
+        ? Decoration.set([Decoration.line({ class: "cm-error-line", attributes: { "data-error-line": String(mark.line), title: mark.message } }).range(mark.from)])
+        : Decoration.none;
+    }
+    return next;
+  },
+  provide: (field) => EditorView.decorations.from(field),
+});
 
 /**
  * createEditor({parent, doc, labelledBy, describedBy, onChange, onSubmit, onRunExamples})
@@ -47,6 +66,7 @@ export function createEditor({ parent, doc, labelledBy, describedBy, onChange, o
         // Wrapped lines: no sideways scrolling at phone width, and no scroll region that a
         // keyboard user would have to reach separately from the text.
         EditorView.lineWrapping,
+        errorLine,
         EditorView.updateListener.of((update) => {
           if (update.docChanged) onChange(update.state.doc.toString());
         }),
@@ -59,5 +79,14 @@ export function createEditor({ parent, doc, labelledBy, describedBy, onChange, o
     setCode: (code) =>
       view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: code } }),
     focus: () => view.focus(),
+    /** Marks line `line` (1-based) as the one an error points to and scrolls it into view. */
+    markLine: (line, message = "") => {
+      const doc = view.state.doc;
+      if (!Number.isInteger(line) || line < 1 || line > doc.lines) return false;
+      const from = doc.line(line).from;
+      view.dispatch({ effects: [setErrorLine.of({ line, from, message }), EditorView.scrollIntoView(from, { y: "center" })] });
+      return true;
+    },
+    clearMark: () => view.dispatch({ effects: setErrorLine.of(null) }),
   };
 }

@@ -1,4 +1,5 @@
-// Compact text for example arrays: nested lists printed like NumPy, numbers to 4 significant digits.
+// Compact text for example values: nested lists printed like NumPy, numbers to 4 significant
+// digits, booleans and None as Python literals.
 import { formatNumber } from "./dom.js";
 
 const MAX_CHARS = 1500;
@@ -13,8 +14,16 @@ function shapeOf(value) {
   return shape;
 }
 
+/** A scalar as Python writes it: the examples are inputs to a Python function. */
+function scalar(value) {
+  if (typeof value === "number") return formatNumber(value);
+  if (typeof value === "boolean") return value ? "True" : "False";
+  if (value === null || value === undefined) return "None";
+  return JSON.stringify(value);
+}
+
 function render(value, indent) {
-  if (!Array.isArray(value)) return typeof value === "number" ? formatNumber(value) : JSON.stringify(value);
+  if (!Array.isArray(value)) return scalar(value);
   if (value.length === 0) return "[]";
   if (!Array.isArray(value[0])) return `[${value.map((x) => render(x, indent)).join(", ")}]`;
   const pad = " ".repeat(indent + 1);

@@ -145,7 +145,9 @@ export function errorPicture({ shape, index, maxError, grid, caseName, output = 
     "aria-labelledby": titleId,
   });
   const where = index ? `[${index.join(", ")}]` : "";
-  root.append(svg("title", { id: titleId }, useGrid ? `Heat map of the error over the output of ${caseName}` : `Largest error of ${caseName} at ${where}`));
+  // "your weights for first-key-only": a case's output, named when the function returns several.
+  const subject = `your ${output || "output"} for ${caseName}`;
+  root.append(svg("title", { id: titleId }, useGrid ? `Heat map of the error of ${subject}` : `Largest error of ${subject} at ${where}`));
   root.append(svg("text", { x: ox, y: 14, class: "label" }, useGrid ? "|yours − expected| per cell" : "Output cells (largest error marked)"));
   let peak = 0;
   if (useGrid) for (const row of grid) for (const v of row) peak = Math.max(peak, Math.abs(v) || 0);
@@ -176,7 +178,7 @@ export function errorPicture({ shape, index, maxError, grid, caseName, output = 
   root.append(svg("text", { x: ox, y: oy + height + 16, class: "axis" }, "col 0"));
   root.append(svg("text", { x: ox + width, y: oy + height + 16, class: "axis", "text-anchor": "end" }, `col ${cols - 1}`));
   const caption = useGrid
-    ? `Where ${caseName} differs from the expected output (darker is further off; peak ${formatNumber(peak)}). Largest error ${formatNumber(maxError)} at ${where}.`
-    : `Largest error in ${caseName}: ${formatNumber(maxError)} at output${where} (row ${ri}, column ${ci} of the last two axes).`;
+    ? `How far each cell of ${subject} is from the expected value (darker is further; peak ${formatNumber(peak)}). Largest error ${formatNumber(maxError)} at ${where}.`
+    : `Largest error of ${subject}: ${formatNumber(maxError)} at ${where} (row ${ri}, column ${ci} of the last two axes).`;
   return h("figure", { class: "picture-figure", "data-picture": useGrid ? "heatmap" : "error-location", "data-output": output || undefined }, root, h("figcaption", {}, caption));
 }

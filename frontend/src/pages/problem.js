@@ -6,7 +6,7 @@ import { followSubmission } from "../lib/follow.js";
 import { formatValue } from "../lib/format.js";
 import { loadHistory, recordSubmission, updateSubmission } from "../lib/history.js";
 import { highlightPython, renderMarkdownInto } from "../lib/markdown.js";
-import { renderResult, verdictLabel } from "../lib/result.js";
+import { renderResult, resultLabel, verdictLabel } from "../lib/result.js";
 import { localStore } from "../lib/storage.js";
 
 const problemId = document.body.dataset.problemId;
@@ -209,23 +209,37 @@ function setBusy(value) {
 
 // ---------------------------------------------------------------- grading
 
-function showResult(sub, mode) {
+/** Puts the cursor on the line an error points to, marked, and the editor in focus. */
+function showLine(line, message) {
+  if (!editor.markLine(line, message)) return;
+  editor.view.dispatch({ selection: { anchor: editor.view.state.doc.line(line).from } });
+  editor.focus();
+}
+
+/** `code`: what was graded; the line a load failure names is marked only while the editor still
+ * holds exactly that code (a reopened older submission may not be what is in the editor). */
+function showResult(sub, mode, code = null) {
   const panel = document.getElementById("result");
   panel.hidden = false;
-  fill(document.getElementById("result-body"), renderResult(sub, { mode: sub.mode || mode, requirementTitles }));
+  const failure = sub.load_failure;
+  const current = code !== null && editor.getCode() === code;
+  const onShowLine = failure && failure.line && current ? (line) => showLine(line, failure.message) : null;
+  editor.clearMark();
+  if (onShowLine) editor.markLine(failure.line, failure.message);
+  fill(document.getElementById("result-body"), renderResult(sub, { mode: sub.mode || mode, requirementTitles, onShowLine }));
   // Bring the verdict into view without moving keyboard focus away from the editor.
   const banner = document.getElementById("verdict");
   const still = window.matchMedia("(prefers-reduced-motion: reduce)").matches;
   if (banner) banner.scrollIntoView({ block: "nearest", behavior: still ? "auto" : "smooth" });
 }
 
-async function follow(id, mode) {
+async function follow(id, mode, code = null) {
   const sub = await followSubmission(id, ({ status, phase }) => {
     setProgress(PHASES[phase] || PHASES[status] || `${status || "working"}${phase ? `: ${phase}` : ""}`);
   });
   updateSubmission(historyKey, id, { status: sub.status, verdict: sub.verdict, score: sub.score });
-  showResult(sub, mode);
-  stopProgress(typeof sub.score === "number" ? `${verdictLabel(sub.verdict)}, score ${Math.round(sub.score * 100)}%` : verdictLabel(sub.verdict));
+  showResult(sub, mode, code);
+  stopProgress(typeof sub.score === "number" ? `${resultLabel(sub)}, score ${Math.round(sub.score * 100)}%` : resultLabel(sub));
   renderHistory();
   return sub;
 }
@@ -233,6 +247,7 @@ async function follow(id, mode) {
 async function grade(mode) {
   if (busy) return;
   const code = editor.getCode();
+  editor.clearMark();
   const errorBox = document.getElementById("submit-error");
   errorBox.textContent = "";
   setBusy(true);
@@ -247,12 +262,12 @@ async function grade(mode) {
     renderHistory();
     if (data.status === "done" && Array.isArray(data.requirements)) {
       updateSubmission(historyKey, data.id, { status: "done", verdict: data.verdict, score: data.score });
-      showResult(data, mode);
-      stopProgress(verdictLabel(data.verdict));
+      showResult(data, mode, code);
+      stopProgress(resultLabel(data));
       renderHistory();
     } else {
       setProgress(PHASES.queued);
-      await follow(data.id, mode);
+      await follow(data.id, mode, code);
     }
   } catch (err) {
     stopProgress("Not graded");
@@ -309,12 +324,12 @@ async function reopen(entry) {
     const { data } = await api(`/api/submissions/${encodeURIComponent(entry.id)}`);
     if (data.status === "done") {
       updateSubmission(historyKey, entry.id, { status: "done", verdict: data.verdict, score: data.score });
-      showResult(data, entry.mode);
-      stopProgress(`Showing submission ${entry.id}: ${verdictLabel(data.verdict)}`);
+      showResult(data, entry.mode, entry.code);
+      stopProgress(`Showing submission ${entry.id}: ${resultLabel(data)}`);
       renderHistory();
     } else {
       setProgress(PHASES[data.status] || data.status);
-      await follow(entry.id, entry.mode);
+      await follow(entry.id, entry.mode, entry.code);
     }
     document.getElementById("result-heading").focus();
   } catch (err) {
