@@ -169,7 +169,7 @@ async def lti_course_scores(
     "/api/courses/{course_id}/lti/roster-sync",
     response_model=RosterSyncOut,
     responses=error_responses(
-        {404: "No LMS course with a roster is linked here", 502: "The LMS did not answer"}
+        {409: "No LMS course with a roster is linked here", 502: "The LMS did not answer"}
     ),
 )
 async def lti_roster_sync(access: CourseStaff, sessions: SessionsDep) -> RosterSyncOut:

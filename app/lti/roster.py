@@ -66,11 +66,11 @@ def sync_context(sessions: sessionmaker[Session], context_id: int) -> RosterSync
 
 
 def sync_course(sessions: sessionmaker[Session], course_id: int) -> RosterSyncOut:
-    """Every LMS course linked to this course, synced; 404 when none offers a roster."""
+    """Every LMS course linked to this course, synced; 409 when none offers a roster."""
     with sessions() as session:
         ids = [ctx.id for ctx in contexts_of_course(session, course_id)]
     if not ids:
-        raise ApiError(404, "no_lti_roster", "no LMS course with a roster service is linked here")
+        raise ApiError(409, "no_lti_roster", "no LMS course with a roster service is linked here")
     total, added = 0, 0
     for context_id in ids:
         try:

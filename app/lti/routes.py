@@ -1,8 +1,10 @@
 """The LTI 1.3 endpoints the LMS and the browser reach: the tool's key set, OIDC login
 initiation, the launch (resource link or deep linking) and the deep-linking pick.
 
-Refusals are HTML pages (the person is in the LMS's frame or window, not a script). Database
-and key work runs in the thread pool; the platform's key set is fetched without blocking."""
+Refusals are HTML pages (the person is in the LMS's frame or window, not a script), so these
+routes are pages, left out of the OpenAPI document like every page router; the key set is the
+one JSON resource, documented. Database and key work runs in the thread pool; the platform's
+key set is fetched without blocking."""
 
 from __future__ import annotations
 
@@ -83,7 +85,11 @@ async def read_form(request: Request) -> dict[str, str]:
         raise LaunchError(400, "bad_form", "the form is not readable") from None
 
 
-@router.get("/lti/jwks", summary="The tool's public signing keys (JWKS)")
+@router.get(
+    "/lti/jwks",
+    summary="The tool's public signing keys (JWKS)",
+    responses={200: {"content": {"application/json": {"schema": {"type": "object"}}}}},
+)
 def jwks(sessions: SessionsDep) -> JSONResponse:
     """Anyone: the LMS checks the tool's signatures (client assertions, deep links) with it."""
     with sessions() as session:
@@ -142,7 +148,7 @@ async def _login(request: Request, params: dict[str, str], settings: Settings) -
     return response
 
 
-@router.get("/lti/login", status_code=302, responses=_PAGES, summary="OIDC login initiation")
+@router.get("/lti/login", status_code=302, responses=_PAGES, include_in_schema=False)
 async def lti_login_get(
     request: Request,
     settings: SettingsDep,
@@ -177,7 +183,7 @@ async def lti_login_get(
     status_code=302,
     responses=_PAGES,
     openapi_extra=_FORM_BODY,
-    summary="OIDC login initiation (form post)",
+    include_in_schema=False,
 )
 async def lti_login_post(request: Request, settings: SettingsDep) -> Response:
     """Anyone (the LMS posts the browser here): as the GET."""
@@ -278,7 +284,11 @@ def _sync_quietly(sessions: sessionmaker[Session], context_id: int) -> None:
 
 
 @router.post(
-    "/lti/launch", status_code=303, responses=_PAGES, openapi_extra=_FORM_BODY, summary="Launch"
+    "/lti/launch",
+    status_code=303,
+    responses=_PAGES,
+    openapi_extra=_FORM_BODY,
+    include_in_schema=False,
 )
 async def lti_launch(
     request: Request,
@@ -337,7 +347,7 @@ def _answer(
     responses=_PAGES,
     response_class=HTMLResponse,
     openapi_extra=_FORM_BODY,
-    summary="Send the deep-linking pick back to the LMS",
+    include_in_schema=False,
 )
 async def lti_deep_link(
     request: Request, sessions: SessionsDep, settings: SettingsDep, problems: ProblemsDep
