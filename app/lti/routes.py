@@ -51,22 +51,6 @@ log = logging.getLogger(__name__)
 router = APIRouter(tags=["lti"])
 
 FORM_CAP = BodyCap(64 * 1024)
-FORM_MEDIA = "application/x-www-form-urlencoded"
-
-_HTML: dict[str, Any] = {"content": {"text/html": {"schema": {"type": "string"}}}}
-_PAGES: dict[int | str, dict[str, Any]] = {
-    400: {"description": "Malformed, unknown, used or expired launch (an HTML page)", **_HTML},
-    401: {"description": "Forged, expired or foreign launch (an HTML page)", **_HTML},
-    403: {"description": "Unknown deployment, or the role may not do this (a page)", **_HTML},
-    404: {"description": "The link's assignment is not in this course (a page)", **_HTML},
-    413: {"description": "The form is over its cap (a page)", **_HTML},
-    502: {"description": "The LMS's key set did not load (an HTML page)", **_HTML},
-}
-_FORM_BODY = {
-    "requestBody": {
-        "content": {FORM_MEDIA: {"schema": {"type": "object", "additionalProperties": True}}}
-    }
-}
 
 
 def base_url(request: Request, settings: Settings) -> str:
@@ -148,7 +132,7 @@ async def _login(request: Request, params: dict[str, str], settings: Settings) -
     return response
 
 
-@router.get("/lti/login", status_code=302, responses=_PAGES, include_in_schema=False)
+@router.get("/lti/login", status_code=302, include_in_schema=False)
 async def lti_login_get(
     request: Request,
     settings: SettingsDep,
@@ -181,8 +165,6 @@ async def lti_login_get(
 @router.post(
     "/lti/login",
     status_code=302,
-    responses=_PAGES,
-    openapi_extra=_FORM_BODY,
     include_in_schema=False,
 )
 async def lti_login_post(request: Request, settings: SettingsDep) -> Response:
@@ -286,8 +268,6 @@ def _sync_quietly(sessions: sessionmaker[Session], context_id: int) -> None:
 @router.post(
     "/lti/launch",
     status_code=303,
-    responses=_PAGES,
-    openapi_extra=_FORM_BODY,
     include_in_schema=False,
 )
 async def lti_launch(
@@ -344,9 +324,7 @@ def _answer(
 @router.post(
     "/lti/deep-link",
     status_code=200,
-    responses=_PAGES,
     response_class=HTMLResponse,
-    openapi_extra=_FORM_BODY,
     include_in_schema=False,
 )
 async def lti_deep_link(
