@@ -11,6 +11,7 @@ import app.assignments.models
 import app.auth.models
 import app.courses.models
 import app.gradebook.models
+import app.lti.models
 import app.submissions.models
 import app.testcases.models  # noqa: F401
 from app.core.config import get_settings

@@ -1,4 +1,4 @@
-"""Command line: ``python -m app serve|worker|tokens|users|cases|problems|config-docs``."""
+"""Command line: ``python -m app serve|worker|tokens|users|cases|problems|lti|config-docs``."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from app.auth.cli import add_token_commands
 from app.auth.users_cli import add_user_commands
 from app.authoring.cli import add_problem_commands
 from app.core.config import get_settings
+from app.lti.cli import add_lti_commands
 from app.testcases.cli import add_case_commands
 
 
@@ -28,6 +29,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 def _worker(args: argparse.Namespace) -> int:
     """A scale-out grading worker: consumes jobs from Redis (Celery), grades in the sandbox."""
+    from app.lti.outbox import enqueue_scores
     from app.problems.loader import load_problems
     from app.worker.celery_app import run_worker
     from app.worker.runtime import grading_context, open_database
@@ -35,7 +37,10 @@ def _worker(args: argparse.Namespace) -> int:
     settings = get_settings()
     _, sessions = open_database(settings)
     ctx = grading_context(
-        settings, sessions, load_problems(settings.problems_dir, settings.extra_problem_dirs)
+        settings,
+        sessions,
+        load_problems(settings.problems_dir, settings.extra_problem_dirs),
+        (enqueue_scores,),
     )
     run_worker(ctx, args.concurrency or settings.workers)
     return 0
@@ -77,6 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_user_commands(commands)
     add_case_commands(commands)
     add_problem_commands(commands)
+    add_lti_commands(commands)
     return parser
 
 

@@ -14,8 +14,14 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from app.core.config import Settings
+from app.lti.keys import ensure_key
+from app.lti.outbox import enqueue_scores
+from app.lti.sender import ScoreSender
 from app.submissions.service import Dispatcher
 from app.worker.runtime import grading_context, open_database
+
+# What the grading transaction writes besides the grading: the LMS score outbox.
+AFTER_GRADING = (enqueue_scores,)
 
 
 @asynccontextmanager
@@ -29,7 +35,8 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         from app.worker.embedded import EmbeddedPool
 
         pool = EmbeddedPool(
-            grading_context(settings, sessions, app.state.problems), settings.workers
+            grading_context(settings, sessions, app.state.problems, AFTER_GRADING),
+            settings.workers,
         )
         pool.start()
         dispatcher = pool
@@ -42,9 +49,15 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         listener.start()
     app.state.sessions = sessions
     app.state.dispatcher = dispatcher
+    with sessions() as session:
+        ensure_key(session)  # the LTI tool's signing key, made on the first start
+        session.commit()
+    sender = ScoreSender(sessions, settings)
+    sender.start()
     try:
         yield
     finally:
+        sender.stop()
         if pool is not None:
             pool.stop()
         if listener is not None:

@@ -28,6 +28,8 @@ from app.courses.routes import router as courses_router
 from app.gradebook.pages import router as gradebook_pages_router
 from app.gradebook.routes import router as gradebook_router
 from app.lifespan import lifespan
+from app.lti.api_routes import router as lti_api_router
+from app.lti.routes import router as lti_router
 from app.problems.loader import load_problems
 from app.problems.routes import router as problems_router
 from app.reports.routes import router as reports_router
@@ -68,6 +70,8 @@ ROUTERS = (
     assignment_pages_router,
     gradebook_router,
     gradebook_pages_router,
+    lti_router,
+    lti_api_router,
     health_router,
 )
 

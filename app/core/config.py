@@ -142,6 +142,33 @@ class Settings(BaseSettings):
         description="The provider's name on the sign-in page's button ('Sign in with <label>').",
     )
 
+    lti_send_interval_seconds: float = Field(
+        default=5.0,
+        gt=0,
+        le=3600,
+        description="LTI: how often the score sender looks for scores to send to the LMSs.",
+    )
+    lti_retry_base_seconds: float = Field(
+        default=30.0,
+        gt=0,
+        le=86_400,
+        description="LTI: the first wait before sending a score again after the LMS refused or "
+        "did not answer; each retry waits twice as long, up to lti_retry_max_seconds.",
+    )
+    lti_retry_max_seconds: float = Field(
+        default=900.0,
+        gt=0,
+        le=86_400,
+        description="LTI: the longest wait between two tries of a score send.",
+    )
+    lti_give_up_hours: float = Field(
+        default=72.0,
+        gt=0,
+        le=24 * 365,
+        description="LTI: a score the LMS has not taken after this long is marked failed "
+        "(listed by GET /api/lti/scores?status=failed).",
+    )
+
     sandbox: SandboxKind = Field(
         default="bwrap",
         description="Sandbox backend: 'bwrap' (bubblewrap), 'docker', or 'process' (no "

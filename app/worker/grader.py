@@ -36,6 +36,9 @@ class GradingContext:
     sessions: sessionmaker[Session]
     problems: dict[str, Problem]
     make_sandbox: Callable[[Settings], Sandbox]
+    # Written in the transaction that stores a graded attempt (an LMS's score outbox): they
+    # commit or roll back with it. Set by the wiring, so this package imports none of them.
+    after_grading: tuple[Callable[[Session, Submission], None], ...] = ()
     name: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
     _sandbox: Sandbox | None = None
     _leases: LeaseKeeper | None = None
@@ -169,6 +172,9 @@ def _store(
             finished_at=now,
         )
         if stored:
+            if submission.graded_attempt is not None:
+                for hook in ctx.after_grading:
+                    hook(session, submission)
             session.commit()
             # Wakes this process's ?wait requests now, with the row as just committed, so they
             # need not read it back. A waiter that starts watching after this check reads the

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -10,6 +12,7 @@ from app.db.engine import make_engine, make_sessionmaker
 from app.db.migrate import upgrade
 from app.grading.faulttable import fault_table
 from app.problems.loader import Problem
+from app.submissions.models import Submission
 from app.submissions.notices import announce_event_commits
 from app.worker.ceilings import CappedSandbox
 from app.worker.grader import GradingContext
@@ -31,7 +34,10 @@ def open_database(settings: Settings) -> tuple[Engine, sessionmaker[Session]]:
 
 
 def grading_context(
-    settings: Settings, sessions: sessionmaker[Session], problems: dict[str, Problem]
+    settings: Settings,
+    sessions: sessionmaker[Session],
+    problems: dict[str, Problem],
+    after_grading: tuple[Callable[[Session, Submission], None], ...] = (),
 ) -> GradingContext:
     def make_sandbox(settings: Settings) -> Sandbox:
         from sandbox.factory import make_sandbox
@@ -43,5 +49,9 @@ def grading_context(
         if problem.diagnostics is not None:
             fault_table(problem)
     return GradingContext(
-        settings=settings, sessions=sessions, problems=problems, make_sandbox=make_sandbox
+        settings=settings,
+        sessions=sessions,
+        problems=problems,
+        make_sandbox=make_sandbox,
+        after_grading=after_grading,
     )

@@ -74,6 +74,23 @@ RULES: dict[tuple[str, str], Rule] = {
     # Single sign-on is not configured here: 404 for everyone (tests/accounts/test_oidc.py).
     ("GET", "/api/auth/oidc/login"): Rule(frozenset()),
     ("GET", "/api/auth/oidc/callback"): Rule(frozenset()),
+    # LTI: the LMS's endpoints are for anyone (the platform's signature, the one-use state and
+    # nonce decide: tests/lti/); a deep-linking pick needs the picking instructor's one-use
+    # secret, which none of these callers has. Registration, keys and the outbox: admins; a
+    # course's outbox and roster sync: its staff (409 here: no LMS course is linked).
+    ("GET", "/lti/jwks"): Rule(EVERYONE),
+    ("GET", "/lti/login"): Rule(EVERYONE),
+    ("POST", "/lti/login"): Rule(EVERYONE),
+    ("POST", "/lti/launch"): Rule(EVERYONE),
+    ("POST", "/lti/deep-link"): Rule(frozenset()),
+    ("GET", "/api/lti/tool"): Rule(frozenset({"admin"})),
+    ("GET", "/api/lti/platforms"): Rule(frozenset({"admin"})),
+    ("POST", "/api/lti/platforms"): Rule(frozenset({"admin"})),
+    ("GET", "/api/lti/platforms/{platform_id}"): Rule(frozenset({"admin"})),
+    ("POST", "/api/lti/keys/rotate"): Rule(frozenset({"admin"})),
+    ("GET", "/api/lti/scores"): Rule(frozenset({"admin"})),
+    ("GET", "/api/courses/{course_id}/lti/scores"): Rule(COURSE_STAFF),
+    ("POST", "/api/courses/{course_id}/lti/roster-sync"): Rule(COURSE_STAFF),
     ("GET", "/api/account/tokens"): Rule(SIGNED_IN),
     ("POST", "/api/account/tokens"): Rule(SIGNED_IN),
     # The student's own token: anyone else's is not theirs to see (404).

@@ -12,6 +12,7 @@ from fastapi.testclient import TestClient
 from app.assignments.models import Assignment, AssignmentProblem, Override
 from app.auth.models import ApiToken
 from app.db.base import utcnow
+from app.lti.models import LtiPlatform
 from app.submissions.models import Submission
 from tests.support.people import People, seed_people
 
@@ -50,6 +51,16 @@ def build_world(api: TestClient) -> World:
         session.flush()
         assignment_id = assignment.id
         token = session.query(ApiToken).filter_by(user_id=people.users["student"]).one()
+        platform = LtiPlatform(
+            name="LMS",
+            issuer="https://lms.example.edu",
+            client_id="tensorjudge",
+            auth_login_url="https://lms.example.edu/auth",
+            auth_token_url="https://lms.example.edu/token",
+            keyset_url="https://lms.example.edu/jwks",
+        )
+        session.add(platform)
+        session.flush()
         values = {
             "problem_id": PROBLEM,
             "course_id": str(people.courses["course"]),
@@ -60,6 +71,7 @@ def build_world(api: TestClient) -> World:
             "filename": _wheel_name(),
             "code": "JOIN-COURSE",
             "secret": "not-a-reset-secret",
+            "platform_id": str(platform.id),
         }
         session.commit()
     values["submission_id"] = _graded_submission(api, people, assignment_id)

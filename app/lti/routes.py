@@ -1,0 +1,349 @@
+"""The LTI 1.3 endpoints the LMS and the browser reach: the tool's key set, OIDC login
+initiation, the launch (resource link or deep linking) and the deep-linking pick.
+
+Refusals are HTML pages (the person is in the LMS's frame or window, not a script), so these
+routes are pages, left out of the OpenAPI document like every page router; the key set is the
+one JSON resource, documented. Database and key work runs in the thread pool; the platform's
+key set is fetched without blocking."""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+from typing import Annotated, Any
+from urllib.parse import parse_qsl, urlencode
+
+from fastapi import APIRouter, BackgroundTasks, Query, Request
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
+from starlette.concurrency import run_in_threadpool
+
+from app.assignments.models import Assignment
+from app.auth.http import set_session_cookie
+from app.auth.sessions import COOKIE, end_session, session_principal, start_session
+from app.core.bodies import BodyCap, read_capped
+from app.core.config import Settings
+from app.core.deps import SessionsDep, SettingsDep
+from app.core.errors import ApiError
+from app.courses.models import Course
+from app.lti import claims as c
+from app.lti import deeplink, logins
+from app.lti.keys import public_jwks
+from app.lti.launch import Expected, LaunchError, header_kid, platform_keys, verify
+from app.lti.models import LtiPlatform
+from app.lti.provisioning import (
+    account_of,
+    context_of,
+    enroll,
+    first_problem,
+    line_item_from_launch,
+    target_of,
+)
+from app.lti.registry import deployments_of, find_platform, get_platform, tool_config
+from app.lti.roster import sync_context
+from app.lti.services import PlatformError
+from app.lti.views import auto_post, error_page, pick_page
+from app.problems.deps import ProblemsDep
+
+log = logging.getLogger(__name__)
+
+router = APIRouter(tags=["lti"])
+
+FORM_CAP = BodyCap(64 * 1024)
+
+
+def base_url(request: Request, settings: Settings) -> str:
+    return (settings.public_url or str(request.base_url)).rstrip("/")
+
+
+async def read_form(request: Request) -> dict[str, str]:
+    """The urlencoded form under its cap (an LMS posts small forms: a JWT and a state)."""
+    try:
+        raw = await read_capped(request, FORM_CAP)
+    except ApiError as exc:
+        raise LaunchError(413, "too_large", exc.body.error.message) from None
+    try:
+        return dict(parse_qsl(raw.decode("utf-8"), max_num_fields=50))
+    except (UnicodeDecodeError, ValueError):
+        raise LaunchError(400, "bad_form", "the form is not readable") from None
+
+
+@router.get(
+    "/lti/jwks",
+    summary="The tool's public signing keys (JWKS)",
+    responses={200: {"content": {"application/json": {"schema": {"type": "object"}}}}},
+)
+def jwks(sessions: SessionsDep) -> JSONResponse:
+    """Anyone: the LMS checks the tool's signatures (client assertions, deep links) with it."""
+    with sessions() as session:
+        keys = public_jwks(session)
+    return JSONResponse(keys, headers={"Cache-Control": "max-age=300"})
+
+
+def _begin_login(
+    sessions: sessionmaker[Session], iss: str, client_id: str | None
+) -> tuple[LtiPlatform, str, str, str]:
+    with sessions() as session:
+        platform = find_platform(session, iss, client_id)
+        if platform is None:
+            raise LaunchError(400, "unknown_platform", "this LMS is not registered here")
+        state, nonce, browser = logins.begin(session, platform.id)
+        session.commit()
+        session.expunge(platform)
+        return platform, state, nonce, browser
+
+
+async def _login(request: Request, params: dict[str, str], settings: Settings) -> Response:
+    iss, hint = params.get("iss"), params.get("login_hint")
+    if not iss or not hint:
+        raise LaunchError(400, "bad_login", "the login initiation lacks iss or login_hint")
+    platform, state, nonce, browser = await run_in_threadpool(
+        _begin_login, request.app.state.sessions, iss, params.get("client_id")
+    )
+    query = {
+        "scope": "openid",
+        "response_type": "id_token",
+        "response_mode": "form_post",
+        "prompt": "none",
+        "client_id": platform.client_id,
+        "redirect_uri": tool_config(base_url(request, settings)).launch_url,
+        "login_hint": hint,
+        "state": state,
+        "nonce": nonce,
+    }
+    if params.get("lti_message_hint"):
+        query["lti_message_hint"] = params["lti_message_hint"]
+    separator = "&" if "?" in platform.auth_login_url else "?"
+    response = RedirectResponse(
+        f"{platform.auth_login_url}{separator}{urlencode(query)}", status_code=302
+    )
+    response.set_cookie(
+        logins.BROWSER_COOKIE,
+        browser,
+        max_age=int(logins.LOGIN_LIFETIME.total_seconds()),
+        path="/lti/",
+        httponly=True,
+        # The launch is a cross-site POST from the LMS: only SameSite=None (which needs
+        # Secure) comes back with it; without HTTPS the state alone is checked.
+        samesite="none" if settings.secure_cookies else "lax",
+        secure=settings.secure_cookies,
+    )
+    return response
+
+
+@router.get("/lti/login", status_code=302, include_in_schema=False)
+async def lti_login_get(
+    request: Request,
+    settings: SettingsDep,
+    iss: Annotated[str | None, Query(max_length=500)] = None,
+    login_hint: Annotated[str | None, Query(max_length=2000)] = None,
+    target_link_uri: Annotated[str | None, Query(max_length=2000)] = None,
+    lti_message_hint: Annotated[str | None, Query(max_length=4000)] = None,
+    client_id: Annotated[str | None, Query(max_length=255)] = None,
+    lti_deployment_id: Annotated[str | None, Query(max_length=255)] = None,
+) -> Response:
+    """Anyone (the LMS sends the browser): starts the launch at the LMS's auth endpoint."""
+    params = {
+        k: v
+        for k, v in {
+            "iss": iss,
+            "login_hint": login_hint,
+            "target_link_uri": target_link_uri,
+            "lti_message_hint": lti_message_hint,
+            "client_id": client_id,
+            "lti_deployment_id": lti_deployment_id,
+        }.items()
+        if v is not None
+    }
+    try:
+        return await _login(request, params, settings)
+    except LaunchError as exc:
+        return error_page(exc.status, exc.code, exc.message)
+
+
+@router.post(
+    "/lti/login",
+    status_code=302,
+    include_in_schema=False,
+)
+async def lti_login_post(request: Request, settings: SettingsDep) -> Response:
+    """Anyone (the LMS posts the browser here): as the GET."""
+    try:
+        return await _login(request, await read_form(request), settings)
+    except LaunchError as exc:
+        return error_page(exc.status, exc.code, exc.message)
+
+
+def _claim_login(
+    sessions: sessionmaker[Session], state: str, browser: str | None
+) -> tuple[LtiPlatform, Expected]:
+    with sessions() as session:
+        row = logins.claim(session, state, browser)
+        platform = get_platform(session, row.platform_id)
+        expected = Expected(
+            issuer=platform.issuer,
+            client_id=platform.client_id,
+            nonce=row.nonce,
+            deployments=frozenset(deployments_of(session, platform.id)),
+        )
+        session.expunge(platform)
+        return platform, expected
+
+
+def _apply(
+    sessions: sessionmaker[Session],
+    settings: Settings,
+    platform_id: int,
+    claims: dict[str, Any],
+    titles: dict[str, str],
+    old_session: str | None,
+) -> tuple[str, str, Response | None, int | None]:
+    """Provisions what the launch says and signs the person in: (session secret, where to go,
+    the page to show instead, the LMS course to sync the roster of)."""
+    role = c.course_role(claims.get(c.ROLES))
+    if role is None:
+        raise LaunchError(403, "no_role", "your LMS role in this course is not one this tool knows")
+    kind = claims[c.MESSAGE_TYPE]
+    if kind == c.DEEP_LINKING_REQUEST and role != "instructor":
+        raise LaunchError(403, "not_instructor", "only the course's instructors add links")
+    with sessions() as session:
+        platform = get_platform(session, platform_id)
+        context = context_of(session, platform, claims)
+        user_id = account_of(
+            session,
+            platform.id,
+            str(claims["sub"])[:255],
+            claims.get("email"),
+            claims.get("name"),
+        )
+        enroll(session, context.course_id, user_id, role)
+        page: Response | None = None
+        course = context.course_id
+        if kind == c.DEEP_LINKING_REQUEST:
+            secret = deeplink.begin(session, context, user_id, claims)
+            course_row = session.get(Course, course)
+            assignments = [
+                (a.id, a.title)
+                for a in session.scalars(
+                    select(Assignment).where(Assignment.course_id == course).order_by(Assignment.id)
+                )
+            ]
+            page = pick_page(
+                secret,
+                course_row.title if course_row else "",
+                assignments,
+                sorted(titles.items(), key=lambda kv: kv[1]),
+            )
+            destination = ""
+        else:
+            target = target_of(session, context, claims)
+            if target is None:
+                destination = f"/courses/{course}"
+            else:
+                line_item_from_launch(session, context, target, claims)
+                base = f"/courses/{course}/assignments/{target.assignment_id}"
+                problem = target.problem_id or first_problem(session, target.assignment_id)
+                if role in c.STAFF_ROLES:
+                    destination = f"{base}/gradebook"
+                elif problem is not None:
+                    destination = f"{base}/problems/{problem}"
+                else:
+                    destination = base
+        if old_session:
+            end_session(session, old_session)
+        secret_cookie, _ = start_session(session, user_id, timedelta(hours=settings.session_hours))
+        sync = context.id if context.memberships_url else None
+        session.commit()
+        return secret_cookie, destination, page, sync
+
+
+def _sync_quietly(sessions: sessionmaker[Session], context_id: int) -> None:
+    try:
+        sync_context(sessions, context_id)
+    except PlatformError as exc:
+        log.warning("roster sync on launch failed: %s", exc)
+
+
+@router.post(
+    "/lti/launch",
+    status_code=303,
+    include_in_schema=False,
+)
+async def lti_launch(
+    request: Request,
+    background: BackgroundTasks,
+    sessions: SessionsDep,
+    settings: SettingsDep,
+    problems: ProblemsDep,
+) -> Response:
+    """Anyone (the LMS posts the browser here with its signed id_token): checks it, maps the
+    LMS course, person and link, signs in, and goes to the problem (a student), the gradebook
+    (staff) or the deep-linking pick (an instructor adding a link)."""
+    try:
+        form = await read_form(request)
+        state, id_token = form.get("state"), form.get("id_token")
+        if not state or not id_token:
+            raise LaunchError(400, "bad_launch", "the launch lacks its state or id_token")
+        platform, expected = await run_in_threadpool(
+            _claim_login, sessions, state, request.cookies.get(logins.BROWSER_COOKIE)
+        )
+        kid = header_kid(id_token)
+        keys = await platform_keys(platform.keyset_url, kid)
+        claims = verify(id_token, keys, expected)
+        titles = {pid: p.spec.title for pid, p in problems.items()}
+        secret, destination, page, sync = await run_in_threadpool(
+            _apply, sessions, settings, platform.id, claims, titles, request.cookies.get(COOKIE)
+        )
+    except LaunchError as exc:
+        return error_page(exc.status, exc.code, exc.message)
+    response = page if page is not None else RedirectResponse(destination, status_code=303)
+    set_session_cookie(response, secret, settings)
+    response.delete_cookie(logins.BROWSER_COOKIE, path="/lti/")
+    if sync is not None:
+        background.add_task(run_in_threadpool, _sync_quietly, sessions, sync)
+    return response
+
+
+def _answer(
+    sessions: sessionmaker[Session],
+    secret: str,
+    cookie: str | None,
+    choice: str,
+    titles: dict[str, str],
+    launch_url: str,
+) -> deeplink.Answer:
+    with sessions() as session:
+        found = session_principal(session, cookie) if cookie else None
+        row = deeplink.claim(session, secret, found[0].user_id if found else None)
+        out = deeplink.answer(session, row, choice, titles, launch_url)
+        session.commit()
+        return out
+
+
+@router.post(
+    "/lti/deep-link",
+    status_code=200,
+    response_class=HTMLResponse,
+    include_in_schema=False,
+)
+async def lti_deep_link(
+    request: Request, sessions: SessionsDep, settings: SettingsDep, problems: ProblemsDep
+) -> Response:
+    """The instructor who launched the pick (their session and the form's one-use secret):
+    a page that posts the signed deep-linking response to the LMS."""
+    try:
+        form = await read_form(request)
+        titles = {pid: p.spec.title for pid, p in problems.items()}
+        out = await run_in_threadpool(
+            _answer,
+            sessions,
+            form.get("secret", ""),
+            request.cookies.get(COOKIE),
+            form.get("choice", ""),
+            titles,
+            tool_config(base_url(request, settings)).launch_url,
+        )
+    except LaunchError as exc:
+        return error_page(exc.status, exc.code, exc.message)
+    return auto_post(out.return_url, {"JWT": out.jwt}, "Adding the link to your course")

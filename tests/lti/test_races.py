@@ -1,0 +1,85 @@
+"""Two first launches, or two senders, at the same moment (threads on one database, SQLite and
+PostgreSQL): one line item row per assignment and LMS course, one context and course per LMS
+course, one sender per line item."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from datetime import timedelta
+
+from sqlalchemy import func, select
+
+from app.courses.models import Course
+from app.db.base import utcnow
+from app.lti.models import LtiContext, LtiLineItem, LtiPlatform
+from app.lti.outbox import _claim
+from app.lti.provisioning import context_of, line_item_of
+from tests.lti.conftest import Tool
+from tests.lti.test_journey import PROBLEM, deep_link
+from tests.support.lti_platform import CONTEXT, DEPLOYMENT, LTI
+
+
+def together(work: Callable[[], object], n: int = 4) -> list[BaseException]:
+    start = threading.Barrier(n)
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        start.wait()
+        try:
+            work()
+        except BaseException as exc:  # collected for the assertion
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run) for _ in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    return errors
+
+
+def test_simultaneous_first_launches_make_one_course_and_one_line_item(tool: Tool) -> None:
+    link_id = deep_link(tool, f"problem:{PROBLEM}")
+    assignment_id = int(tool.platform.links[link_id].custom["tj_assignment_id"])
+    claims = {
+        LTI + "context": {"id": f"{CONTEXT}-other", "title": "Another LMS course"},
+        LTI + "deployment_id": DEPLOYMENT,
+    }
+
+    def first_launch() -> None:
+        with tool.sessions() as session:
+            platform = session.scalars(select(LtiPlatform)).one()
+            context = context_of(session, platform, claims)
+            session.commit()
+            line_item_of(session, context.id, assignment_id)
+            session.commit()
+
+    assert together(first_launch) == []
+    with tool.sessions() as session:
+        contexts = session.scalars(
+            select(LtiContext).where(LtiContext.context_id == f"{CONTEXT}-other")
+        ).all()
+        assert len(contexts) == 1
+        titled = (
+            select(func.count()).select_from(Course).where(Course.title == "Another LMS course")
+        )
+        assert session.scalar(titled) == 1
+        items = session.scalars(
+            select(LtiLineItem).where(LtiLineItem.context_id == contexts[0].id)
+        ).all()
+        assert len(items) == 1
+
+
+def test_one_sender_at_a_time_holds_a_line_item(tool: Tool) -> None:
+    deep_link(tool, f"problem:{PROBLEM}")
+    with tool.sessions() as session:
+        line_item_id = session.scalars(select(LtiLineItem.id)).one()
+    won: list[bool] = []
+
+    def claim() -> None:
+        with tool.sessions() as session:
+            won.append(_claim(session, line_item_id, utcnow(), timedelta(minutes=2)))
+
+    assert together(claim) == []
+    assert sorted(won) == [False, False, False, True]
