@@ -28,6 +28,7 @@ from app.courses.routes import router as courses_router
 from app.gradebook.pages import router as gradebook_pages_router
 from app.gradebook.routes import router as gradebook_router
 from app.lifespan import lifespan
+from app.observability.routes import router as observability_router
 from app.problems.loader import load_problems
 from app.problems.routes import router as problems_router
 from app.reports.routes import router as reports_router
@@ -69,6 +70,7 @@ ROUTERS = (
     gradebook_router,
     gradebook_pages_router,
     health_router,
+    observability_router,
 )
 
 
