@@ -331,11 +331,12 @@ def main() -> int:
     check_problem(args.base)
     check_verdicts(args.base)
     log(f"first two gradings took {time.monotonic() - started:.1f} s")
+    if args.prometheus:
+        # Before the kill, while every worker runs: each is a scrape target that must be up.
+        check_prometheus(args.prometheus, args.workers)
     check_worker_kill(args.base, compose, args.count)
     # After the kill check, which counts every submission row.
     check_course(args.base, compose)
-    if args.prometheus:
-        check_prometheus(args.prometheus, args.workers)
     log(f"passed in {time.monotonic() - started:.1f} s")
     return 0
 
