@@ -22,8 +22,6 @@ from app.observability.readiness import Priming, Readiness
 from app.submissions.service import Dispatcher
 from app.worker.runtime import grading_context, open_database
 
-PRIMING_WAIT_SECONDS = 30.0
-
 
 @asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -42,8 +40,9 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         pool = EmbeddedPool(context, settings.workers)
         pool.start()
         dispatcher = pool
-        readiness.priming = Priming()
-        readiness.priming.run(context.prime)
+        if settings.sandbox_prime:
+            readiness.priming = Priming()
+            readiness.priming.run(context.prime)
     else:
         from app.submissions.broadcast import Listener
         from app.worker.celery_app import CeleryDispatcher
@@ -66,9 +65,6 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         if port is not None:
             port.stop()
         metrics.remove_collector(queue)
-        if readiness.priming is not None:
-            # A backend still starting would be built after the pool closed its context.
-            readiness.priming.done.wait(PRIMING_WAIT_SECONDS)
         if pool is not None:
             pool.stop()
         if listener is not None:

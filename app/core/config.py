@@ -301,6 +301,11 @@ class Settings(BaseSettings):
         description="Also serve the metrics, without credentials, on this port of GRADER_HOST "
         "(an internal network's scrape target; for `worker` processes, their only one).",
     )
+    sandbox_prime: bool = Field(
+        default=True,
+        description="Embedded mode: build and start the sandbox backend when the server starts "
+        "(in the background; GET /readyz waits for it) rather than on the first submission.",
+    )
     log_format: Literal["text", "json"] = Field(
         default="text",
         description="Submission state changes on stderr: 'json' (one object per line, for log "

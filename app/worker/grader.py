@@ -42,11 +42,16 @@ class GradingContext:
     _sandbox: Sandbox | None = None
     _leases: LeaseKeeper | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _closed: bool = False
 
     @property
     def sandbox(self) -> Sandbox:
-        """Built on first use, so starting the API does not depend on the sandbox backend."""
+        """Built on first use (or by ``prime`` in the background), so starting the API does not
+        depend on the sandbox backend."""
         with self._lock:
+            if self._closed:
+                # A priming still under way when the server stopped: nothing would close it.
+                raise RuntimeError("the grading context is closed")
             if self._sandbox is None:
                 self._sandbox = self.make_sandbox(self.settings)
             return self._sandbox
@@ -63,6 +68,7 @@ class GradingContext:
         """Release what the context started: the sandbox's long-lived processes (a fork server
         and its spares) and the lease renewals, so a stopped server leaves nothing running."""
         with self._lock:
+            self._closed = True
             sandbox, self._sandbox = self._sandbox, None
             leases, self._leases = self._leases, None
         close = getattr(sandbox, "close", None)

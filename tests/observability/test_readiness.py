@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from alembic import command
 from fastapi.testclient import TestClient
 
@@ -19,7 +20,8 @@ def _ready(client: TestClient) -> bool:
 
 
 def test_ready_once_the_sandbox_is_primed_and_not_after_a_downgrade(tmp_path: Path):
-    with TestClient(create_app(make_settings(tmp_path / "data"))) as client:
+    settings = make_settings(tmp_path / "data", sandbox_prime=True)
+    with TestClient(create_app(settings)) as client:
         wait_for(lambda: _ready(client), 30, "readiness")
         assert client.get("/readyz").json() == {"status": "ready"}
         engine = client.app.state.sessions.kw["bind"]  # type: ignore[attr-defined]
@@ -35,7 +37,10 @@ def test_ready_once_the_sandbox_is_primed_and_not_after_a_downgrade(tmp_path: Pa
 
 def test_not_ready_while_the_sandbox_backend_cannot_start(tmp_path: Path):
     settings = make_settings(
-        tmp_path / "data", sandbox="docker", docker_url=f"unix://{tmp_path}/no-engine.sock"
+        tmp_path / "data",
+        sandbox="docker",
+        docker_url=f"unix://{tmp_path}/no-engine.sock",
+        sandbox_prime=True,
     )
     with TestClient(create_app(settings)) as client:
         readiness = client.app.state.readiness  # type: ignore[attr-defined]
@@ -62,3 +67,21 @@ def test_celery_mode_is_ready_with_its_broker(tmp_path: Path):
         settings = make_settings(tmp_path / "data", queue="celery", redis_url=url)
         with TestClient(create_app(settings)) as client:
             assert client.get("/readyz").json() == {"status": "ready"}
+
+
+def test_without_priming_ready_at_once_and_the_sandbox_built_on_first_use(tmp_path: Path):
+    settings = make_settings(tmp_path / "data", sandbox_prime=False)
+    with TestClient(create_app(settings)) as client:
+        assert client.app.state.readiness.priming is None  # type: ignore[attr-defined]
+        assert client.get("/readyz").json() == {"status": "ready"}
+
+
+def test_a_context_closed_while_priming_builds_no_sandbox(tmp_path: Path):
+    from app.worker.runtime import grading_context
+
+    settings = make_settings(tmp_path / "data")
+    context = grading_context(settings, None, {})  # type: ignore[arg-type]
+    context.close()
+    with pytest.raises(RuntimeError):
+        context.prime()
+    assert context._sandbox is None
