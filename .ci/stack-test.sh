@@ -38,6 +38,9 @@ free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1
 PORT=$(free_port)
 PROMETHEUS_PORT=$(free_port)
 # Secrets of this run only: random, in a throwaway env file (never the repository's .env).
+# The lease: the kill check reads the killed worker's rows still 'running' after the kill, so
+# they must outlive the docker and psql calls between (with 5 s, another worker's sweep re-queued
+# them first on a loaded machine: load average 15 on 2 cores).
 cat >"$WORK/env" <<EOF
 POSTGRES_PASSWORD=$(python3 -c 'import secrets; print(secrets.token_hex(24))')
 REDIS_PASSWORD=$(python3 -c 'import secrets; print(secrets.token_hex(24))')
@@ -49,7 +52,7 @@ PROMETHEUS_BIND=127.0.0.1
 PROMETHEUS_PORT=$PROMETHEUS_PORT
 WORKER_CONCURRENCY=2
 GRADER_RATE_LIMIT=10000
-GRADER_LEASE_SECONDS=5
+GRADER_LEASE_SECONDS=15
 GRADER_VISIBILITY_TIMEOUT=20
 GRADER_SWEEP_SECONDS=1
 EOF
