@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The deployment's proof: build every image, bring the docker-compose stack up (API, 2 workers,
-# PostgreSQL, Redis) under a unique project name, check it through the published port
-# (deploy/stack_check.py), and tear it all down (volumes too) even when something fails.
+# PostgreSQL, Redis, and Prometheus of the `prometheus` profile) under a unique project name,
+# check it through the published ports (deploy/stack_check.py: the gradings, then Prometheus's
+# query API), and tear it all down (volumes too) even when something fails.
 #
 #   bash .ci/stack-test.sh            # as root (or a member of the docker group)
 #
@@ -33,8 +34,13 @@ PROJECT=${STACK_TEST_PROJECT:-tjstack$$}
 # removed at the end (the new ones that are no longer running).
 sandboxes_before=$(docker ps -aq --no-trunc --filter label=tensorjudge.sandbox | sort)
 WORK=$(mktemp -d)
-PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+PORT=$(free_port)
+PROMETHEUS_PORT=$(free_port)
 # Secrets of this run only: random, in a throwaway env file (never the repository's .env).
+# The lease: the kill check reads the killed worker's rows still 'running' after the kill, so
+# they must outlive the docker and psql calls between (with 5 s, another worker's sweep re-queued
+# them first on a loaded machine: load average 15 on 2 cores).
 cat >"$WORK/env" <<EOF
 POSTGRES_PASSWORD=$(python3 -c 'import secrets; print(secrets.token_hex(24))')
 REDIS_PASSWORD=$(python3 -c 'import secrets; print(secrets.token_hex(24))')
@@ -42,18 +48,20 @@ CASE_SEED_SECRET=$(python3 -c 'import secrets; print(secrets.token_hex(24))')
 DOCKER_GID=$(stat -c %g /var/run/docker.sock)
 API_BIND=127.0.0.1
 API_PORT=$PORT
+PROMETHEUS_BIND=127.0.0.1
+PROMETHEUS_PORT=$PROMETHEUS_PORT
 WORKER_CONCURRENCY=2
 GRADER_RATE_LIMIT=10000
-GRADER_LEASE_SECONDS=5
+GRADER_LEASE_SECONDS=15
 GRADER_VISIBILITY_TIMEOUT=20
 GRADER_SWEEP_SECONDS=1
 EOF
 if [ "$REGISTRY" = 1 ]; then
     files=(-f docker-compose.yml)
-    build_profile=(--profile build)  # official images; compose builds the sandbox image too
+    build_profile=(--profile build --profile prometheus)  # the sandbox image too
 else
     files=(-f docker-compose.yml -f deploy/compose.local.yml)
-    build_profile=()
+    build_profile=(--profile prometheus)
 fi
 COMPOSE=(docker-compose -p "$PROJECT" --env-file "$WORK/env" "${files[@]}")
 
@@ -69,7 +77,7 @@ cleanup() {
         return
     fi
     log "tearing down $PROJECT"
-    "${COMPOSE[@]}" down -v --remove-orphans --timeout 10 >/dev/null 2>&1 || true
+    "${COMPOSE[@]}" --profile prometheus down -v --remove-orphans --timeout 10 >/dev/null 2>&1 || true
     comm -13 <(echo "$sandboxes_before") \
         <(docker ps -aq --no-trunc --filter label=tensorjudge.sandbox --filter status=exited | sort) |
         xargs -r docker rm -f >/dev/null 2>&1 || true
@@ -101,8 +109,8 @@ fi
 grep -q "example default" <<<"$out" || { echo "$out" >&2; exit 1; }
 log "production refuses example passwords"
 
-log "starting $PROJECT: api, 2 workers, postgres, redis on 127.0.0.1:$PORT"
-"${COMPOSE[@]}" up -d --scale worker=2 >"$WORK/up.log" 2>&1 || { cat "$WORK/up.log" >&2; exit 1; }
+log "starting $PROJECT: api, 2 workers, postgres, redis on 127.0.0.1:$PORT, prometheus on :$PROMETHEUS_PORT"
+"${COMPOSE[@]}" --profile prometheus up -d --scale worker=2 >"$WORK/up.log" 2>&1 || { cat "$WORK/up.log" >&2; exit 1; }
 for _ in $(seq 1 120); do
     health=$(docker inspect -f '{{.State.Health.Status}}' "$("${COMPOSE[@]}" ps -q api)")
     [ "$health" = healthy ] && break
@@ -112,5 +120,6 @@ done
 log "stack up and api healthy ($((SECONDS - build_done)) s after the build)"
 
 timeout 900 python3 deploy/stack_check.py --base "http://127.0.0.1:$PORT" --compose "${COMPOSE[*]}" \
-    --problem "${STACK_TEST_PROBLEM:-multi-head-attention}"
+    --problem "${STACK_TEST_PROBLEM:-multi-head-attention}" \
+    --prometheus "http://127.0.0.1:$PROMETHEUS_PORT" --workers 2
 log "passed: build ${build_done} s, total ${SECONDS} s"

@@ -29,12 +29,18 @@ def _serve(args: argparse.Namespace) -> int:
 
 def _worker(args: argparse.Namespace) -> int:
     """A scale-out grading worker: consumes jobs from Redis (Celery), grades in the sandbox."""
+    from app.core import events, metrics
     from app.lti.outbox import enqueue_scores
+    from app.observability.port import MetricsPort
     from app.problems.loader import load_problems
     from app.worker.celery_app import run_worker
     from app.worker.runtime import grading_context, open_database
 
     settings = get_settings()
+    metrics.configure(settings.metrics_dir)
+    events.configure(settings.log_format)
+    if settings.metrics_port is not None:
+        MetricsPort(settings.host, settings.metrics_port).start()  # ends with the process
     _, sessions = open_database(settings)
     ctx = grading_context(
         settings,

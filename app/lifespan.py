@@ -3,7 +3,8 @@ dispatcher (the embedded pool, or Celery publishing plus the Redis listener for 
 processes' commits), and close them in reverse order.
 
 What it opens goes on ``app.state`` for the typed dependencies in ``app/*/deps.py``:
-``sessions`` and ``dispatcher``; ``settings`` and ``problems`` are set by ``create_app``.
+``sessions`` and ``dispatcher``; ``settings`` and ``problems`` are set by ``create_app``;
+``readiness`` is read by ``/readyz``.
 """
 
 from __future__ import annotations
@@ -13,10 +14,14 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
+from app.core import events, metrics
 from app.core.config import Settings
 from app.lti.keys import ensure_key
 from app.lti.outbox import enqueue_scores
 from app.lti.sender import ScoreSender
+from app.observability.port import MetricsPort
+from app.observability.queue import QueueCollector
+from app.observability.readiness import Priming, Readiness
 from app.submissions.service import Dispatcher
 from app.worker.runtime import grading_context, open_database
 
@@ -27,19 +32,23 @@ AFTER_GRADING = (enqueue_scores,)
 @asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     settings: Settings = app.state.settings
+    metrics.configure(settings.metrics_dir)
+    events.configure(settings.log_format)
     engine, sessions = open_database(settings)
     pool = None
     listener = None
     dispatcher: Dispatcher
+    readiness = Readiness(engine)
     if settings.queue == "embedded":
         from app.worker.embedded import EmbeddedPool
 
-        pool = EmbeddedPool(
-            grading_context(settings, sessions, app.state.problems, AFTER_GRADING),
-            settings.workers,
-        )
+        context = grading_context(settings, sessions, app.state.problems, AFTER_GRADING)
+        pool = EmbeddedPool(context, settings.workers)
         pool.start()
         dispatcher = pool
+        if settings.sandbox_prime:
+            readiness.priming = Priming()
+            readiness.priming.run(context.prime)
     else:
         from app.submissions.broadcast import Listener
         from app.worker.celery_app import CeleryDispatcher
@@ -47,8 +56,15 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         dispatcher = CeleryDispatcher(settings, sessions)
         listener = Listener(settings.redis_url)  # the workers' commits, over Redis
         listener.start()
+        readiness.redis_url = settings.redis_url
+    queue = QueueCollector(sessions)
+    metrics.add_collector(queue)
+    port = None
+    if settings.metrics_port is not None:
+        port = MetricsPort(settings.host, settings.metrics_port).start()
     app.state.sessions = sessions
     app.state.dispatcher = dispatcher
+    app.state.readiness = readiness
     with sessions() as session:
         ensure_key(session)  # the LTI tool's signing key, made on the first start
         session.commit()
@@ -58,6 +74,9 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         yield
     finally:
         sender.stop()
+        if port is not None:
+            port.stop()
+        metrics.remove_collector(queue)
         if pool is not None:
             pool.stop()
         if listener is not None:

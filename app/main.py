@@ -30,6 +30,7 @@ from app.gradebook.routes import router as gradebook_router
 from app.lifespan import lifespan
 from app.lti.api_routes import router as lti_api_router
 from app.lti.routes import router as lti_router
+from app.observability.routes import router as observability_router
 from app.problems.loader import load_problems
 from app.problems.routes import router as problems_router
 from app.reports.routes import router as reports_router
@@ -73,6 +74,7 @@ ROUTERS = (
     lti_router,
     lti_api_router,
     health_router,
+    observability_router,
 )
 
 

@@ -19,6 +19,7 @@ import subprocess
 import sys
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -266,6 +267,53 @@ def check_worker_kill(base: str, compose: list[str], count: int) -> None:
     assert all(a >= 2 for a in retried.values()), "an interrupted submission was not re-graded"
 
 
+def prometheus_query(prometheus: str, query: str) -> float:
+    """The value of an instant query that yields one number (0 when it yields nothing)."""
+    url = f"{prometheus}/api/v1/query?" + urllib.parse.urlencode({"query": query})
+    with urllib.request.urlopen(url, timeout=10) as response:
+        body = json.load(response)
+    assert body["status"] == "success", body
+    result = body["data"]["result"]
+    return float(result[0]["value"][1]) if result else 0.0
+
+
+def check_prometheus(prometheus: str, workers: int) -> None:
+    """Prometheus scrapes the API and every worker, has the alert rules, and the counters of the
+    gradings above moved (the API's and the workers' own)."""
+    deadline = time.monotonic() + 120
+    queries = {
+        "api target up": ('sum(up{job="api"})', 1),
+        "worker targets up": ('sum(up{job="worker"})', workers),
+        "accepted (API)": ("sum(tensorjudge_submissions_accepted_total)", 1),
+        "verdicts (workers)": ('sum(tensorjudge_verdicts_total{job="worker"})', 1),
+        "sandbox stage (workers)": (
+            'sum(tensorjudge_grading_stage_seconds_count{job="worker",stage="sandbox"})',
+            1,
+        ),
+        "queue depth series": ("count(tensorjudge_queue_depth)", 1),
+    }
+    missing = dict(queries)
+    while missing and time.monotonic() < deadline:
+        for what, (query, least) in list(missing.items()):
+            if prometheus_query(prometheus, query) >= least:
+                del missing[what]
+        if missing:
+            time.sleep(2)
+    assert not missing, f"Prometheus never showed: {sorted(missing)}"
+    with urllib.request.urlopen(f"{prometheus}/api/v1/rules", timeout=10) as response:
+        rules = json.load(response)["data"]["groups"]
+    names = {rule["name"] for group in rules for rule in group["rules"]}
+    expected = {
+        "TensorJudgeQueueGrowing",
+        "TensorJudgeOldestSubmissionStale",
+        "TensorJudgeSandboxFailures",
+    }
+    assert expected <= names, names
+    accepted = prometheus_query(prometheus, "sum(tensorjudge_submissions_accepted_total)")
+    verdicts = prometheus_query(prometheus, "sum(tensorjudge_verdicts_total)")
+    log(f"prometheus: {accepted:.0f} accepted, {verdicts:.0f} verdicts, rules {sorted(names)}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--base", required=True, help="the API's published URL")
@@ -274,6 +322,8 @@ def main() -> int:
     parser.add_argument(
         "--problem", default="multi-head-attention", help="the problem to grade (a folder id)"
     )
+    parser.add_argument("--prometheus", default=None, help="Prometheus's URL, when it runs")
+    parser.add_argument("--workers", type=int, default=2, help="worker containers it scrapes")
     args = parser.parse_args()
     choose(args.problem)
     compose = shlex.split(args.compose)
@@ -281,6 +331,9 @@ def main() -> int:
     check_problem(args.base)
     check_verdicts(args.base)
     log(f"first two gradings took {time.monotonic() - started:.1f} s")
+    if args.prometheus:
+        # Before the kill, while every worker runs: each is a scrape target that must be up.
+        check_prometheus(args.prometheus, args.workers)
     check_worker_kill(args.base, compose, args.count)
     # After the kill check, which counts every submission row.
     check_course(args.base, compose)

@@ -31,7 +31,8 @@ def mha(problems: dict[str, Problem]) -> Problem:
 
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
-    return Settings(data_dir=tmp_path / "data", problems_dir=PROBLEMS_DIR)
+    # Built on the first grading (priming is tested in tests/observability).
+    return Settings(data_dir=tmp_path / "data", problems_dir=PROBLEMS_DIR, sandbox_prime=False)
 
 
 @pytest.fixture

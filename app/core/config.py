@@ -308,6 +308,37 @@ class Settings(BaseSettings):
         "(a grader failure or a worker dying mid-grade counts as an attempt).",
     )
 
+    # Observability (app/core/metrics.py, app/core/events.py, app/observability).
+    metrics_dir: Path | None = Field(
+        default=None,
+        description="prometheus-client's multiprocess directory: the API and the workers of one "
+        "host that share it are summed in one scrape. Unset: each process counts alone. Give "
+        "each host (container) its own; files of processes that are gone are removed when no "
+        "process using it is left.",
+    )
+    metrics_token: SecretStr | None = Field(
+        default=None,
+        description="Bearer token Prometheus sends to GET /metrics (admins may always scrape). "
+        "Unset: admins only.",
+    )
+    metrics_port: int | None = Field(
+        default=None,
+        ge=1,
+        le=65535,
+        description="Also serve the metrics, without credentials, on this port of GRADER_HOST "
+        "(an internal network's scrape target; for `worker` processes, their only one).",
+    )
+    sandbox_prime: bool = Field(
+        default=True,
+        description="Embedded mode: build and start the sandbox backend when the server starts "
+        "(in the background; GET /readyz waits for it) rather than on the first submission.",
+    )
+    log_format: Literal["text", "json"] = Field(
+        default="text",
+        description="Submission state changes on stderr: 'json' (one object per line, for log "
+        "pipelines) or 'text' (development).",
+    )
+
     # Instructor test cases (app/testcases).
     case_max_elements: int = Field(
         default=1_000_000,

@@ -53,3 +53,14 @@ def upgrade(engine: Engine) -> None:
 def _upgrade(engine: Engine) -> None:
     with engine.begin() as connection:
         command.upgrade(alembic_config(connection), "head")
+
+
+def is_current(engine: Engine) -> bool:
+    """Whether the database is at the newest revision of this checkout (readiness)."""
+    from alembic.runtime.migration import MigrationContext
+    from alembic.script import ScriptDirectory
+
+    heads = set(ScriptDirectory.from_config(alembic_config()).get_heads())
+    with engine.connect() as connection:
+        current = set(MigrationContext.configure(connection).get_current_heads())
+    return current == heads

@@ -84,12 +84,14 @@ def grade_submission(
     cases: Sequence[TestCase] | None = None,
     public_only: bool = False,
     on_sandbox_done: Callable[[float], None] | None = None,
+    raw_timings: dict[str, float] | None = None,
 ) -> GradeReport:
     """``cases`` defaults to the folder's public examples plus its hidden cases, or with
     ``public_only`` to the examples alone (the grader passes the current test set's cases itself,
     stored ones included). The probes always run along.
     ``on_sandbox_done(seconds)`` is told when the sandbox run ends, before grading its outputs,
-    so progress can be shown live. Every time is rounded to ``RUN_SECONDS_STEP``."""
+    so progress can be shown live. Every time is rounded to ``RUN_SECONDS_STEP``; ``raw_timings``
+    receives them unrounded (for metrics: a report's are too coarse for millisecond stages)."""
     start = time.perf_counter()
     if cases is None:
         cases = problem.examples if public_only else problem.examples + problem.hidden
@@ -99,6 +101,8 @@ def grade_submission(
         on_sandbox_done(rounded(ran - start, RUN_SECONDS_STEP))
     report = grade_run(problem, cases, run)
     timings = {"sandbox": ran - start, **report.timings, "total": time.perf_counter() - start}
+    if raw_timings is not None:
+        raw_timings.update(timings)
     report.timings = {k: rounded(v, RUN_SECONDS_STEP) for k, v in timings.items()}
     return report
 

@@ -81,6 +81,20 @@ class SubmissionRepository:
         stmt = select(func.count()).where(Submission.status.in_((QUEUED, RUNNING)))
         return int(self.session.scalar(stmt) or 0)
 
+    def queue_stats(self) -> tuple[int, int, datetime | None]:
+        """Queued and running submissions, and when the oldest queued one was created."""
+        stmt = select(
+            func.count().filter(Submission.status == QUEUED),
+            func.count().filter(Submission.status == RUNNING),
+            func.min(Submission.created_at).filter(Submission.status == QUEUED),
+        ).where(Submission.status.in_((QUEUED, RUNNING)))
+        queued, running, oldest = self.session.execute(stmt).one()
+        if isinstance(oldest, str):  # SQLite returns aggregates of timestamps as text
+            oldest = datetime.fromisoformat(oldest)
+        if oldest is not None and oldest.tzinfo is None:
+            oldest = oldest.replace(tzinfo=utcnow().tzinfo)
+        return int(queued or 0), int(running or 0), oldest
+
     def recent_by_client(self, client: str, since: datetime) -> tuple[int, datetime | None]:
         """How many submissions ``client`` created since ``since``, and the oldest of them."""
         count, oldest, _ = self.admission_counts(client, since)

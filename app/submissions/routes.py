@@ -16,8 +16,10 @@ from starlette.concurrency import run_in_threadpool
 
 from app.auth.deps import Instructor, OptionalPrincipal
 from app.auth.tokens import Principal
+from app.core import events, metrics
 from app.core.bodies import BodyCap, read_capped
 from app.core.errors import ApiError, error_responses, first_error
+from app.db.base import utcnow
 from app.problems.deps import ProblemDep
 from app.submissions.deps import SubmissionServiceDep
 from app.submissions.notices import ACTIVITY, COMPLETIONS
@@ -161,24 +163,36 @@ async def accept_submission(
     """The one way a submission is accepted (practice, or in an assignment through ``admit``):
     the capped body, idempotency, rate limits and queue cap, then the optional wait. The answer
     is what ``principal`` may see of it (``SubmissionService.present``)."""
-    body = await _parse_body(request, service.settings.max_code_bytes)
+    began = time.perf_counter()
+    try:
+        body = await _parse_body(request, service.settings.max_code_bytes)
+    except ApiError as exc:
+        metrics.rejected(exc.body.error.code)
+        raise
     deadline = time.monotonic() + wait
     new_id = str(uuid.uuid4())
     # Watched before the row is dispatched: a result stored at any time after is noticed, so a
     # new submission (known to be queued) needs no database read before the first notice.
     out: SubmissionOut | None = None
     with COMPLETIONS.watch(new_id) as notice:
-        accepted = await run_in_threadpool(
-            service.create,
-            problem_id,
-            body,
-            client=client_of(request, principal),
-            idempotency_key=idempotency_key,
-            submission_id=new_id,
-            user_id=principal.user_id if principal is not None else None,
-            admit=admit,
-        )
+        try:
+            accepted = await run_in_threadpool(
+                service.create,
+                problem_id,
+                body,
+                client=client_of(request, principal),
+                idempotency_key=idempotency_key,
+                submission_id=new_id,
+                user_id=principal.user_id if principal is not None else None,
+                admit=admit,
+            )
+        except ApiError as exc:
+            metrics.rejected(exc.body.error.code)
+            raise
         submission = accepted.submission
+        if not accepted.replayed:
+            metrics.accepted(submission.mode, time.perf_counter() - began)
+            events.state_changed(submission.id, problem_id, "queued", mode=submission.mode)
         response.headers["Location"] = _location(submission.id)
         if accepted.replayed:
             response.headers["Idempotent-Replayed"] = "true"
@@ -195,6 +209,8 @@ async def accept_submission(
         out = await run_in_threadpool(service.present, submission, principal)
     if out.status == "done":
         response.status_code = 200
+        if out.finished_at is not None and wait > 0 and not accepted.replayed:
+            metrics.answered((utcnow() - out.finished_at).total_seconds())
     return out
 
 

@@ -23,6 +23,7 @@ from datetime import timedelta
 from celery import Celery
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.core import events, metrics
 from app.core.config import Settings
 from app.submissions.repository import SubmissionRepository
 from app.worker.grader import GradingContext, claim_next_and_grade, next_claimable
@@ -122,6 +123,9 @@ class Sweeper:
             log.warning(
                 "re-queued %d submissions whose worker stopped: %s", len(requeued), requeued
             )
+            metrics.leases_expired(len(requeued))
+            for submission_id in requeued:
+                events.state_changed(submission_id, None, "requeued", reason="lease_expired")
         # Re-queued rows are among the unsent (re-queueing clears ``enqueued_at``): each gets a
         # job now, which also gives their client's turn back to the queue.
         for submission_id in unsent:

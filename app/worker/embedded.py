@@ -12,6 +12,7 @@ import logging
 import threading
 import time
 
+from app.core import events, metrics
 from app.submissions.repository import SubmissionRepository
 from app.worker.grader import GradingContext, claim_next_and_grade, next_claimable
 
@@ -104,4 +105,7 @@ class EmbeddedPool:
                 continue
             if requeued:
                 log.warning("re-queued %d submissions with expired leases", len(requeued))
+                metrics.leases_expired(len(requeued))
+                for submission_id in requeued:
+                    events.state_changed(submission_id, None, "requeued", reason="lease_expired")
                 self._notify(len(requeued))

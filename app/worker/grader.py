@@ -6,6 +6,7 @@ import logging
 import os
 import socket
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -13,6 +14,7 @@ from datetime import datetime, timedelta
 
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.core import events, metrics
 from app.core.config import Settings
 from app.db.base import utcnow
 from app.grading.schemas import GradeReport
@@ -43,19 +45,33 @@ class GradingContext:
     _sandbox: Sandbox | None = None
     _leases: LeaseKeeper | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _closed: bool = False
 
     @property
     def sandbox(self) -> Sandbox:
-        """Built on first use, so starting the API does not depend on the sandbox backend."""
+        """Built on first use (or by ``prime`` in the background), so starting the API does not
+        depend on the sandbox backend."""
         with self._lock:
+            if self._closed:
+                # A priming still under way when the server stopped: nothing would close it.
+                raise RuntimeError("the grading context is closed")
             if self._sandbox is None:
                 self._sandbox = self.make_sandbox(self.settings)
             return self._sandbox
+
+    def prime(self) -> None:
+        """Build the sandbox backend now and wait until it can run (a fork server up), so the
+        first submission does not pay for it and readiness can say when it is done."""
+        sandbox = self.sandbox
+        wait_ready = getattr(getattr(sandbox, "inner", sandbox), "wait_ready", None)
+        if wait_ready is not None and not wait_ready():
+            raise TimeoutError("the sandbox backend did not become ready")
 
     def close(self) -> None:
         """Release what the context started: the sandbox's long-lived processes (a fork server
         and its spares) and the lease renewals, so a stopped server leaves nothing running."""
         with self._lock:
+            self._closed = True
             sandbox, self._sandbox = self._sandbox, None
             leases, self._leases = self._leases, None
         close = getattr(sandbox, "close", None)
@@ -93,7 +109,9 @@ def internal_error(message: str) -> GradeReport:
     )
 
 
-def _run_pipeline(ctx: GradingContext, submission: Submission) -> tuple[GradeReport, int | None]:
+def _run_pipeline(
+    ctx: GradingContext, submission: Submission, stages: dict[str, float], claimed: float
+) -> tuple[GradeReport, int | None]:
     from app.assignments.cases import assignment_cases
     from app.grading.pipeline import grade_submission
 
@@ -114,39 +132,60 @@ def _run_pipeline(ctx: GradingContext, submission: Submission) -> tuple[GradeRep
             )
             session.commit()
 
+    sandbox = ctx.sandbox
+    stages["prepare"] = time.perf_counter() - claimed
+    raw: dict[str, float] = {}
     report = grade_submission(
         problem,
         submission.code,
-        ctx.sandbox,
+        sandbox,
         cases=cases,
         on_sandbox_done=sandbox_done,
+        raw_timings=raw,
     )
+    stages.update((k, raw[k]) for k in ("sandbox", "compare", "diagnose") if k in raw)
     return report, version
 
 
-def grade_claimed(ctx: GradingContext, submission: Submission, token: str) -> bool:
+def grade_claimed(
+    ctx: GradingContext, submission: Submission, token: str, claimed: float | None = None
+) -> bool:
     """Grade a submission this worker holds under ``token``; True if the result was stored.
 
     A failure of the grader itself (database, sandbox backend) hands the submission back to
     the queue, up to ``max_attempts`` gradings; so does a worker dying mid-grade. Past that,
     the submission is stored as ``internal_error`` so that it cannot crash workers forever.
     """
+    claimed = time.perf_counter() if claimed is None else claimed
+    stages: dict[str, float] = {}
     limit = ctx.settings.max_attempts
     if submission.attempts > limit:
         message = f"grading was interrupted {limit} times; it was not graded"
-        return _store(ctx, submission, token, internal_error(message), None)
+        return _store(ctx, submission, token, internal_error(message), None, stages)
     with ctx.leases.holding(submission.id, token):
         try:
-            report, version = _run_pipeline(ctx, submission)
+            report, version = _run_pipeline(ctx, submission, stages, claimed)
         except Exception as exc:
             log.exception("grading %s failed (attempt %d)", submission.id, submission.attempts)
+            kind = type(exc).__name__
+            metrics.sandbox_failed(kind)
             if submission.attempts < limit:
                 with ctx.sessions() as session:
-                    SubmissionRepository(session).release(submission.id, token, type(exc).__name__)
+                    SubmissionRepository(session).release(submission.id, token, kind)
                     session.commit()
+                metrics.retried()
+                events.state_changed(
+                    submission.id,
+                    submission.problem_id,
+                    "retry",
+                    reason=kind,
+                    attempt=submission.attempts,
+                )
                 return False
-            report, version = internal_error(f"the grader failed: {type(exc).__name__}"), None
-    return _store(ctx, submission, token, report, version)
+            report, version = internal_error(f"the grader failed: {kind}"), None
+    if report.verdict == Verdict.INTERNAL_ERROR and "sandbox" in stages:
+        metrics.sandbox_failed("internal_error")  # the backend's own failure, reported
+    return _store(ctx, submission, token, report, version, stages)
 
 
 def _store(
@@ -155,8 +194,10 @@ def _store(
     token: str,
     report: GradeReport,
     version: int | None,
+    stages: dict[str, float],
 ) -> bool:
     report_json = report.model_dump_json()
+    began = time.perf_counter()
     now = utcnow()
     with ctx.sessions() as session:
         repo = SubmissionRepository(session)
@@ -185,7 +226,37 @@ def _store(
         else:
             session.rollback()
             log.warning("lease of %s was lost; its result is discarded", submission.id)
+    if stored:
+        _record(submission, report, stages, time.perf_counter() - began, now)
+    else:
+        metrics.lease_lost()
+        events.state_changed(submission.id, submission.problem_id, "lease_lost")
     return stored
+
+
+def _record(
+    submission: Submission,
+    report: GradeReport,
+    stages: dict[str, float],
+    store_seconds: float,
+    finished_at: datetime,
+) -> None:
+    """The stored result's metrics and log line: once per grading, after its commit."""
+    stages["store"] = store_seconds
+    if submission.started_at is not None:
+        stages["queue"] = (submission.started_at - submission.created_at).total_seconds()
+    stages["end_to_end"] = (finished_at - submission.created_at).total_seconds()
+    codes = [d.code for d in report.diagnoses]
+    metrics.graded(submission.problem_id, report.verdict.value, codes, stages)
+    events.state_changed(
+        submission.id,
+        submission.problem_id,
+        "done",
+        verdict=report.verdict.value,
+        diagnoses=codes,
+        attempt=submission.attempts,
+        stages={k: round(v, 6) for k, v in stages.items()},
+    )
 
 
 def _as_stored(
@@ -225,7 +296,11 @@ def claim_next_and_grade(ctx: GradingContext) -> bool:
         session.commit()
     if submission is None:
         return False
-    grade_claimed(ctx, submission, token)
+    claimed = time.perf_counter()
+    events.state_changed(
+        submission.id, submission.problem_id, "running", attempt=submission.attempts
+    )
+    grade_claimed(ctx, submission, token, claimed)
     return True
 
 

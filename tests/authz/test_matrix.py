@@ -47,6 +47,9 @@ RULES: dict[tuple[str, str], Rule] = {
     ("GET", "/instructor"): Rule(EVERYONE),
     ("GET", "/problems/{problem_id}"): Rule(EVERYONE),
     ("GET", "/healthz"): Rule(EVERYONE),
+    # Readiness is public like liveness; the metrics are for Prometheus's token and admins.
+    ("GET", "/readyz"): Rule(EVERYONE),
+    ("GET", "/metrics"): Rule(frozenset({"admin"})),
     ("GET", "/api/client"): Rule(EVERYONE),
     ("GET", "/client/"): Rule(EVERYONE),
     ("GET", "/client/{filename}"): Rule(EVERYONE),

@@ -94,12 +94,13 @@ def test_compose_defaults_to_production_and_takes_secrets_from_env() -> None:
 def test_every_running_service_has_a_healthcheck_and_a_restart_policy() -> None:
     services = compose()["services"]
     running = {name: s for name, s in services.items() if "build" not in s.get("profiles", [])}
-    assert set(running) == {"api", "worker", "postgres", "redis"}
+    assert set(running) == {"api", "worker", "postgres", "redis", "prometheus"}
     dockerfile = (ROOT / "Dockerfile").read_text()
     for name, service in running.items():
         assert service.get("restart") == "unless-stopped", name
-        # The API's check is the image's HEALTHCHECK (GET /healthz).
+        # The API's check is its readiness (the image's HEALTHCHECK, GET /healthz, otherwise).
         assert "healthcheck" in service or (name == "api" and "\nHEALTHCHECK " in dockerfile), name
+    assert "/readyz" in str(running["api"]["healthcheck"]["test"])
 
 
 def test_data_lives_on_named_volumes_and_the_api_on_loopback() -> None:
@@ -109,3 +110,6 @@ def test_data_lives_on_named_volumes_and_the_api_on_loopback() -> None:
         sources = [v.split(":")[0] for v in spec["services"][name]["volumes"]]
         assert sources and all(source in declared for source in sources), (name, sources)
     assert spec["services"]["api"]["ports"] == ["${API_BIND:-127.0.0.1}:${API_PORT:-8000}:8000"]
+    assert spec["services"]["prometheus"]["ports"] == [
+        "${PROMETHEUS_BIND:-127.0.0.1}:${PROMETHEUS_PORT:-9090}:9090"
+    ]

@@ -30,6 +30,9 @@ def make_settings(data_dir: Path, database_url: str | None = None, **overrides: 
         "workers": 1,
         "rate_limit": 10_000,
         "poll_seconds": 0.05,
+        # Built on the first grading: most tests never grade (priming is tested in
+        # tests/observability).
+        "sandbox_prime": False,
     }
     values.update(overrides)
     return Settings(**values)

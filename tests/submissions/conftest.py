@@ -31,6 +31,9 @@ def grader_settings(data_dir: Path, database_url: str | None, **overrides: Any) 
         "wall_seconds": 2.0,
         "rate_limit": 10_000,
         "poll_seconds": 0.05,
+        # Built on the first grading: most tests never grade (priming is tested in
+        # tests/observability).
+        "sandbox_prime": False,
     }
     values.update(overrides)
     return Settings(**values)

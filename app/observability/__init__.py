@@ -1,0 +1,1 @@
+"""What an operator reads of a running service: the metrics scrape, readiness, the metrics port."""
