@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from app.problems.cases import output_shapes
-from app.problems.errormodel import Diagnostics, Probe
+from app.problems.errormodel import Diagnostics, Probe, flag_value
 from app.problems.hooks import exception_name
 from app.problems.loader import Problem
 
@@ -24,11 +24,18 @@ from app.problems.loader import Problem
 @dataclass(frozen=True)
 class Combo:
     codes: frozenset[str]  # fault codes, as the student reads them
-    flags: frozenset[str]  # reference flags: one variant per code
+    flags: frozenset[str]  # reference flags: one variant per code, then the idioms' forms
+    idiom: frozenset[str] = frozenset()  # the idioms' forms among ``flags``
 
     @property
     def size(self) -> int:
         return len(self.codes)
+
+    @property
+    def values(self) -> dict[str, str]:
+        """The number each parameterized fault was found with, by code."""
+        found = (flag_value(flag) for flag in self.flags)
+        return dict(pair for pair in found if pair is not None)
 
 
 @dataclass(frozen=True)
@@ -50,6 +57,10 @@ class ProbeColumn:
     # For a probe that expects an error: (combos,) the exception name each combination raised
     # there, "" where it returned. A submission that raises is matched on this alone.
     raised: np.ndarray | None = None
+    # For any other probe: (combos,) the exception name where a combination with a number for
+    # its mistake raised (a head count that does not divide the width cannot split it), ""
+    # elsewhere; None when none did. A submission raising the same type there matches it.
+    crashed: np.ndarray | None = None
     # Derived once here rather than for every diagnosed submission:
     # (combos, size) atol + rtol * |filled|, the tolerance around each entry;
     tolerance: np.ndarray = field(init=False, repr=False)
@@ -68,17 +79,20 @@ class Matches:
 
 
 def enumerate_combos(diagnostics: Diagnostics) -> list[Combo]:
-    """Combinations of up to ``max_faults`` codes, smallest first, at most one per group."""
+    """Combinations of up to ``max_faults`` codes, smallest first, at most one per group and
+    none the error model excludes; each written in every way its idioms allow."""
     model = diagnostics.error_model
     codes = list(model.faults)
+    writings = model.writings()
     combos = []
     for size in range(model.diagnosis.max_faults + 1):
         for chosen in itertools.combinations(codes, size):
             groups = [g for c in chosen for g in model.faults[c].groups]
-            if len(groups) != len(set(groups)):
+            if len(groups) != len(set(groups)) or model.excluded(chosen):
                 continue
             for flags in itertools.product(*(model.flags(c) for c in chosen)):
-                combos.append(Combo(frozenset(chosen), frozenset(flags)))
+                for idiom in writings:
+                    combos.append(Combo(frozenset(chosen), frozenset(flags) | idiom, idiom))
     return combos
 
 
@@ -100,6 +114,7 @@ class FaultTable:
         raw = [r for r, _ in rows]
         keep = _distinct(combos, raw)
         raised = np.array([[r[i] for _, r in rows] for i in range(len(probes))], dtype=object)
+        numbered = np.array([bool(combos[i].values) for i in keep])
         self.combos: list[Combo] = [combos[i] for i in keep]
         self.sizes = np.array([c.size for c in self.combos])
         self.columns: list[ProbeColumn] = []
@@ -130,6 +145,7 @@ class FaultTable:
                     part=k,
                     output=output.name,
                     raised=None if probe.raises is None else raised[j // len(spec.outputs)][keep],
+                    crashed=_crashed(probe, raised[j // len(spec.outputs)][keep], numbered),
                 )
             )
         # Every probe's correct output shapes (one per output), property probes included.
@@ -155,6 +171,10 @@ class FaultTable:
             if column.raised is not None and raised is not None and raised[j] is not None:
                 exact[:, j] = close[:, j] = column.raised == raised[j]
                 continue
+            if output is None and column.crashed is not None and raised is not None:
+                if raised[j] is not None:
+                    exact[:, j] = close[:, j] = column.crashed == raised[j]
+                continue
             if output is None or output.shape != column.shape:
                 continue
             flat = np.asarray(output, dtype=np.float64).ravel()
@@ -179,6 +199,13 @@ class FaultTable:
         for i in hits[self.sizes[hits] == size]:
             found.setdefault(self.combos[i].codes, self.combos[i])
         return list(found.values())
+
+
+def _crashed(probe: Probe, raised: np.ndarray, numbered: np.ndarray) -> np.ndarray | None:
+    if probe.raises is not None or not numbered.any():
+        return None
+    crashed = np.where(numbered, raised, "").astype(object)
+    return crashed if (crashed != "").any() else None
 
 
 def _shapes(
