@@ -38,6 +38,9 @@ class Combo:
         return dict(pair for pair in found if pair is not None)
 
 
+SAMPLE_ENTRIES = 4
+
+
 @dataclass(frozen=True)
 class ProbeColumn:
     """One output of one fault probe: every combination's output, flattened, one row per
@@ -66,10 +69,22 @@ class ProbeColumn:
     tolerance: np.ndarray = field(init=False, repr=False)
     # (combos,) bool, the rows with no non-finite entry (what an all-finite output can match).
     all_finite: np.ndarray = field(init=False, repr=False)
+    # A few entries spread over the output, and every row's values and tolerances there: a row
+    # that misses on them misses on the whole output, so only the rows that pass are compared in
+    # full, and the lookup's cost barely grows with the table.
+    sample: np.ndarray = field(init=False, repr=False)
+    sample_filled: np.ndarray = field(init=False, repr=False)
+    sample_tolerance: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "tolerance", self.atol + self.rtol * np.abs(self.filled))
+        tolerance = self.atol + self.rtol * np.abs(self.filled)
+        object.__setattr__(self, "tolerance", tolerance)
         object.__setattr__(self, "all_finite", self.finite.all(axis=1))
+        size = self.filled.shape[1]
+        sample = np.unique(np.linspace(0, size - 1, min(size, SAMPLE_ENTRIES)).astype(int))
+        object.__setattr__(self, "sample", sample)
+        object.__setattr__(self, "sample_filled", np.ascontiguousarray(self.filled[:, sample]))
+        object.__setattr__(self, "sample_tolerance", np.ascontiguousarray(tolerance[:, sample]))
 
 
 @dataclass(frozen=True)
@@ -114,7 +129,9 @@ class FaultTable:
         raw = [r for r, _ in rows]
         keep = _distinct(combos, raw)
         raised = np.array([[r[i] for _, r in rows] for i in range(len(probes))], dtype=object)
-        numbered = np.array([bool(combos[i].values) for i in keep])
+        # A number that fails on every probe reproduces no output: its crashes match nothing.
+        ran = np.array([[r == "" for r in raised_row] for _, raised_row in rows])
+        numbered = np.array([bool(combos[i].values) and bool(ran[i].any()) for i in keep])
         self.combos: list[Combo] = [combos[i] for i in keep]
         self.sizes = np.array([c.size for c in self.combos])
         self.columns: list[ProbeColumn] = []
@@ -184,9 +201,15 @@ class FaultTable:
             else:
                 same_mask = (column.finite == finite).all(axis=1)
                 flat = np.where(finite, flat, 0.0)
-            diff = np.abs(column.filled - flat)
-            exact[:, j] = same_mask & (diff <= column.tolerance).all(axis=1)
-            close[:, j] = same_mask & (diff.max(axis=1) <= self.low_precision * column.scale)
+            near = self.low_precision * column.scale
+            first = np.abs(column.sample_filled - flat[column.sample])
+            maybe = (first <= column.sample_tolerance).all(axis=1) | (first.max(axis=1) <= near)
+            rows = np.flatnonzero(same_mask & maybe)
+            if rows.size == 0:
+                continue
+            diff = np.abs(column.filled[rows] - flat)
+            exact[rows, j] = (diff <= column.tolerance[rows]).all(axis=1)
+            close[rows, j] = diff.max(axis=1) <= near
         return Matches(exact, close)
 
     def smallest(self, ok: npt.ArrayLike) -> list[Combo]:
