@@ -93,12 +93,13 @@ class Matches:
     close: np.ndarray  # (combos, probes) bool: within the low-precision tolerance
 
 
-def enumerate_combos(diagnostics: Diagnostics) -> list[Combo]:
+def enumerate_combos(diagnostics: Diagnostics, idioms: bool = True) -> list[Combo]:
     """Combinations of up to ``max_faults`` codes, smallest first, at most one per group and
-    none the error model excludes; each written in every way its idioms allow."""
+    none the error model excludes; each written in every way its idioms allow (with
+    ``idioms=False`` the plain way only)."""
     model = diagnostics.error_model
     codes = list(model.faults)
-    writings = model.writings()
+    writings = model.writings() if idioms else [frozenset()]
     combos = []
     for size in range(model.diagnosis.max_faults + 1):
         for chosen in itertools.combinations(codes, size):
@@ -127,7 +128,7 @@ class FaultTable:
         wanted = [(probe, k) for probe in probes for k in range(len(spec.outputs))]
         rows = [_row(problem, combo, probes, shapes) for combo in combos]
         raw = [r for r, _ in rows]
-        keep = _distinct(combos, raw)
+        keep = _distinct(combos, raw, [r for _, r in rows])
         raised = np.array([[r[i] for _, r in rows] for i in range(len(probes))], dtype=object)
         # A number that fails on every probe reproduces no output: its crashes match nothing.
         ran = np.array([[r == "" for r in raised_row] for _, raised_row in rows])
@@ -266,18 +267,42 @@ def _row(
     return row, raised
 
 
-def _distinct(combos: list[Combo], raw: list[list[np.ndarray | None]]) -> list[int]:
+def _distinct(
+    combos: list[Combo], raw: list[list[np.ndarray | None]], raised: list[list[str]]
+) -> list[int]:
     """Drop a variant whose outputs equal another variant's of the same codes (e.g. two ways of
-    merging that coincide once another fault skips the merge): one row per behaviour."""
+    merging that coincide once another fault skips the merge, or an idiom that differs only
+    where no probe looks): one row per behaviour. Drop too a combination whose outputs equal a
+    smaller one's on every probe: the smaller always wins, on any subset of the probes, so the
+    row could never be reported and would only slow the lookup. ``combos`` come smallest
+    first."""
     keep: list[int] = []
     seen: dict[frozenset[str], list[int]] = {}
+    sizes: dict[bytes, int] = {}  # an exact fingerprint of outputs -> the smallest size with it
     for i, combo in enumerate(combos):
+        print_ = _fingerprint(raw[i], raised[i])
+        if sizes.get(print_, combo.size) < combo.size:
+            continue
         twins = seen.setdefault(combo.codes, [])
         if any(all(_same(a, b) for a, b in zip(raw[i], raw[t], strict=True)) for t in twins):
             continue
+        sizes.setdefault(print_, combo.size)
         twins.append(i)
         keep.append(i)
     return keep
+
+
+def _fingerprint(row: list[np.ndarray | None], raised: list[str]) -> bytes:
+    """The outputs to 9 decimals, far inside any tolerance: two ways of computing one function
+    (an exp with and without the max subtracted) differ in the last bits only."""
+    parts = [b"-" if a is None else _rounded(a).tobytes() for a in row]
+    return b"|".join(parts) + "|".join(raised).encode()
+
+
+def _rounded(a: np.ndarray) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        r = np.round(np.asarray(a, dtype=np.float64), 9) + 0.0  # + 0.0: no -0.0
+    return np.where(np.isnan(r), np.nan, r)
 
 
 def _same(a: np.ndarray | None, b: np.ndarray | None) -> bool:

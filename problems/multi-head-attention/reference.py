@@ -32,7 +32,7 @@ FAULTS = frozenset(
         "causal-fill-inf",
     }
     # A head count written into the code: the search tries each of these.
-    | {f"fixed-heads={h}" for h in (2, 3, 4, 6, 8)}
+    | {f"fixed-heads={h}" for h in (2, 4, 8)}
 )
 
 
