@@ -184,7 +184,8 @@ def _agree(out: _Outputs, i: int, rows: np.ndarray, at: np.ndarray | slice) -> n
     a, fa = out.values[i, at], out.finite[i, at]
     b, fb = out.values[rows][:, at], out.finite[rows][:, at]
     close = np.abs(b - a) <= out.atol[at] + out.rtol[at] * np.maximum(np.abs(a), np.abs(b))
-    return (fb == fa) & close
+    agree: np.ndarray = (fb == fa) & close
+    return agree
 
 
 def _groups(combos: Sequence[Combo], same: np.ndarray) -> list[list[str]]:
