@@ -241,7 +241,8 @@ def _idiom_coverage(problem: Problem, note: Note, defect: Report) -> list[Entry]
     idioms = "; ".join(
         f"{name} ({1 + len(idiom.forms)} ways)" for name, idiom in model.idioms.items()
     )
-    note(f"idioms: {idioms or 'none declared'}; {found.ways} ways of writing the function")
+    ways = f"{found.ways} way{'s' if found.ways != 1 else ''}"
+    note(f"idioms: {idioms or 'none declared'}; {ways} of writing the function")
     note(
         f"  idiom matrix: singles told apart {found.singles_told_apart} of {found.singles}, pairs "
         f"{found.pairs_told_apart} of {found.pairs} (every fault and pair, in every way)"
