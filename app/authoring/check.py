@@ -248,7 +248,8 @@ def _idiom_coverage(problem: Problem, note: Note, defect: Report) -> list[Entry]
         f"{found.pairs_told_apart} of {found.pairs} (every fault and pair, in every way)"
     )
     for entry in entries:
-        if entry.combo.size == 1 and not entry.told_apart:
+        # Written the plain way, the diagnosability table above already reports it.
+        if entry.combo.size == 1 and entry.combo.idiom and not entry.told_apart:
             defect(
                 problem.directory / "probes.py",
                 "probes()",
