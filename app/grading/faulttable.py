@@ -39,6 +39,8 @@ class Combo:
 
 
 SAMPLE_ENTRIES = 4
+# Entries (rows x outputs) above which a column is searched on its sample first.
+PRUNE_ABOVE = 16_384
 
 
 @dataclass(frozen=True)
@@ -203,6 +205,11 @@ class FaultTable:
                 same_mask = (column.finite == finite).all(axis=1)
                 flat = np.where(finite, flat, 0.0)
             near = self.low_precision * column.scale
+            if column.filled.size <= PRUNE_ABOVE:  # a small table: one pass costs less
+                diff = np.abs(column.filled - flat)
+                exact[:, j] = same_mask & (diff <= column.tolerance).all(axis=1)
+                close[:, j] = same_mask & (diff.max(axis=1) <= near)
+                continue
             first = np.abs(column.sample_filled - flat[column.sample])
             maybe = (first <= column.sample_tolerance).all(axis=1) | (first.max(axis=1) <= near)
             rows = np.flatnonzero(same_mask & maybe)
