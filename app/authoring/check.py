@@ -2,9 +2,9 @@
 
 It loads the folder (the same loader as start-up, so the same messages), runs the reference on
 every case, example and probe, checks that every fault flag changes some output, prints the
-diagnosability table, grades the reference and every single-fault model through the real
-sandbox, and renders the statement's math. Each defect names its file and field; any defect
-makes the check fail.
+diagnosability table and the idiom matrix's coverage, grades the reference, every single-fault
+model and the idiom matrix through the real sandbox, and renders the statement's math. Each
+defect names its file and field; any defect makes the check fail.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from app.core.config import REPO_ROOT
+from app.grading.matrix import Entry, coverage, host_matrix, run_in_sandbox
 from app.grading.pipeline import grade_submission
 from app.problems.cases import Inputs
 from app.problems.hooks import exception_name
@@ -86,13 +87,17 @@ def check_folder(
     )
     for line in _group_notes(problem):
         note(line)
+    entries: list[Entry] = []
     if problem.diagnostics is None:
         note("no faults.toml: wrong answers are graded but not diagnosed")
     else:
         _check_flags(problem, note, defect)
         _diagnosability(problem, note, defect)
+        entries = _idiom_coverage(problem, note, defect)
     if sandbox is not None:
         _grade_models(problem, sandbox, note, defect)
+        if problem.diagnostics is not None:
+            _grade_matrix(problem, entries, sandbox, note, defect)
     return result
 
 
@@ -225,6 +230,57 @@ def _diagnosability(problem: Problem, note: Note, defect: Report) -> None:
         note(f"  the probes cannot tell apart: {' | '.join(group)}")
     if report.missed:
         note(f"  combinations no case fails: {', '.join(report.missed[:10])}")
+
+
+def _idiom_coverage(problem: Problem, note: Note, defect: Report) -> list[Entry]:
+    """The idiom matrix on the host: each single fault and pair, in every way of writing."""
+    assert problem.diagnostics is not None
+    model = problem.diagnostics.error_model
+    entries = host_matrix(problem)
+    found = coverage(problem, entries)
+    idioms = "; ".join(
+        f"{name} ({1 + len(idiom.forms)} ways)" for name, idiom in model.idioms.items()
+    )
+    ways = f"{found.ways} way{'s' if found.ways != 1 else ''}"
+    note(f"idioms: {idioms or 'none declared'}; {ways} of writing the function")
+    note(
+        f"  idiom matrix: singles told apart {found.singles_told_apart} of {found.singles}, pairs "
+        f"{found.pairs_told_apart} of {found.pairs} (every fault and pair, in every way)"
+    )
+    for entry in entries:
+        # Written the plain way, the diagnosability table above already reports it.
+        if entry.combo.size == 1 and entry.combo.idiom and not entry.told_apart:
+            defect(
+                problem.directory / "probes.py",
+                "probes()",
+                f"written as {sorted(entry.combo.flags)}, the mistake "
+                f"{label(entry.combo.codes)!r} is diagnosed as "
+                f"{' | '.join(label(f) for f in entry.found) or 'nothing'}",
+            )
+    return entries
+
+
+def _grade_matrix(
+    problem: Problem, entries: list[Entry], sandbox: Sandbox, note: Note, defect: Report
+) -> None:
+    """The idiom matrix graded through the real sandbox, one run per way of writing."""
+    graded = run_in_sandbox(problem, sandbox, [e.combo for e in entries])
+    wrong = [
+        (e, got)
+        for e, got in zip(entries, graded, strict=True)
+        if got != (e.found if not e.told_apart else (e.combo.codes,))
+    ]
+    note(
+        f"sandbox: idiom matrix, {len(entries)} models graded, "
+        f"{len(entries) - len(wrong)} diagnosed as on the host"
+    )
+    for entry, got in wrong[:10]:
+        defect(
+            problem.directory / "faults.toml",
+            "idioms",
+            f"in the sandbox {sorted(entry.combo.flags)} is diagnosed as "
+            f"{' | '.join(label(f) for f in got) or 'nothing'}",
+        )
 
 
 def _grade_models(problem: Problem, sandbox: Sandbox, note: Note, defect: Report) -> None:

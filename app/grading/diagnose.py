@@ -36,6 +36,8 @@ class Finding:
     # (requirement id, evidence) from the property checks, on the unrecognized path.
     implicated: list[tuple[str, str]] = field(default_factory=list)
     evidence: str = ""  # how the alternatives were matched, for the diagnoses' evidence
+    # The number a parameterized fault was found with ("4" heads), by code.
+    values: dict[str, str] = field(default_factory=dict)
 
     @property
     def codes(self) -> list[str]:
@@ -77,6 +79,10 @@ def _codes(combos: Sequence[Combo]) -> list[frozenset[str]]:
     return [c.codes for c in combos]
 
 
+def _values(combos: Sequence[Combo]) -> dict[str, str]:
+    return {code: value for c in combos for code, value in c.values.items()}
+
+
 def diagnose(
     problem: Problem,
     table: FaultTable,
@@ -100,6 +106,7 @@ def diagnose(
     found = table.smallest(matches.exact.all(axis=1))
     if found:
         finding.alternatives, finding.explained = _codes(found), True
+        finding.values = _values(found)
         finding.evidence = f"It reproduces your output on all {n} probe inputs."
         if not found[0].codes and cases_failed and not mutated:
             finding.alternatives = []
@@ -111,6 +118,7 @@ def diagnose(
     found = table.smallest(matches.close.all(axis=1))
     if found:
         finding.alternatives, finding.explained = _codes(found), True
+        finding.values = _values(found)
         finding.contract["low-precision"] = (
             f"Your output agrees to within {table.low_precision:g} of the output scale on all "
             f"{n} probe inputs, but not to the required tolerance."
@@ -135,6 +143,7 @@ def diagnose(
             found = table.smallest(matches.exact[:, finite].all(axis=1))
             if found and found[0].codes:
                 finding.alternatives = _codes(found)
+                finding.values = _values(found)
                 finding.evidence = "It reproduces your output on every probe input it is finite on."
         finding.implicated = _implicated(problem, table, probe_outcomes)
         return finding
@@ -192,6 +201,7 @@ def _partly_explained(
         found = table.smallest(ok[:, marked].all(axis=1))
         if found:
             finding.alternatives, finding.explained = _codes(found), True
+            finding.values = _values(found)
             finding.contract[code] = (
                 f"Your output is explained on the {inside} probe inputs marked {mark!r}, and "
                 f"wrong or failing on the {outside} others."

@@ -56,6 +56,11 @@ def requirements(problem: Problem, model: ErrorModel, finding: Finding) -> list[
     return results
 
 
+def _with_value(text: str, value: str) -> str:
+    # Plain replacement, not str.format: the wording holds braces of its own (code, math).
+    return text.replace("{value}", value) if value else text
+
+
 def _result(id_: str, title: str, status: str, detail: str) -> RequirementResult:
     return RequirementResult.model_validate(
         {"id": id_, "title": title, "status": status, "detail": detail}
@@ -78,13 +83,14 @@ def diagnoses(problem: Problem, model: ErrorModel, finding: Finding) -> list[Dia
             others = [" + ".join(sorted(a)) for a in finding.alternatives if code not in a]
             evidence = f"{evidence} So does {' or '.join(others)}: we cannot tell which."
         fault = model.faults[code]
+        value = finding.values.get(code, "")
         out.append(
             Diagnosis(
                 code=code,
                 requirement=fault.requirement,
-                title=fault.title,
-                explanation=fault.explanation,
-                hint=fault.hint,
+                title=_with_value(fault.title, value),
+                explanation=_with_value(fault.explanation, value),
+                hint=_with_value(fault.hint, value),
                 evidence=evidence.strip(),
                 certain=code in common,
             )

@@ -10,13 +10,14 @@ combination explains an output.
 
 from __future__ import annotations
 
+import itertools
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from app.core.errors import first_error
 from app.problems.cases import Inputs, Result
@@ -56,8 +57,13 @@ class FaultSpec(Wording):
     requirement: Slug
     # Reference flags that all express this one misconception; empty means just the code.
     variants: list[str] = Field(default_factory=list)
-    # Faults of one group are alternatives (one scale, one softmax axis): never combined. A
-    # fault may sit in several groups (a habit spanning two steps excludes the faults of each).
+    # A fault whose mistake is a number (a head count fixed in the code): the values the search
+    # tries, each the reference flag "<code>=<value>". The wording may say "{value}".
+    values: list[int] = Field(default_factory=list, max_length=16)
+    # A group is one axis of choice (the scale, which keys are visible, how they are hidden):
+    # its faults are alternative values of it and never combine. Different groups are
+    # independent axes, so their faults do combine unless an ``exclude`` entry says otherwise.
+    # A fault may sit in several groups (a habit spanning two steps excludes the faults of each).
     group: str | list[str] | None = None
 
     @property
@@ -65,6 +71,32 @@ class FaultSpec(Wording):
         if self.group is None:
             return []
         return [self.group] if isinstance(self.group, str) else list(self.group)
+
+    @field_validator("values")
+    @classmethod
+    def _distinct_values(cls, values: list[int]) -> list[int]:
+        if len(set(values)) != len(values):
+            raise ValueError("values repeat")
+        return values
+
+
+class Idiom(StrictModel):
+    """Ways of writing one step that must not change the diagnosis (a fill value of -1e9 for
+    -inf, a mask added rather than applied with ``where``). The reference's plain call is the
+    first way; each form is a reference flag for another. Forms that give the same outputs as
+    the plain call everywhere cost nothing: the table keeps one row per behaviour."""
+
+    title: str = Field(min_length=1, max_length=120)
+    forms: list[str] = Field(min_length=1, max_length=8)
+
+
+class Exclusion(StrictModel):
+    """Faults of independent axes that still never combine: together they describe no function
+    (a reduction on the wrong axis of a gradient that reduces nothing) or one fault makes the
+    other moot (no mask at all, and how the mask is applied)."""
+
+    faults: list[Slug] = Field(min_length=2, max_length=4)
+    why: str = Field(min_length=1, max_length=300)
 
 
 class DiagnosisSettings(StrictModel):
@@ -77,6 +109,8 @@ class ErrorModel(StrictModel):
     diagnosis: DiagnosisSettings = DiagnosisSettings()
     faults: dict[Slug, FaultSpec] = Field(min_length=1)
     contract: dict[Slug, ContractWording]
+    idioms: dict[Slug, Idiom] = Field(default_factory=dict)
+    exclude: list[Exclusion] = Field(default_factory=list)
 
     @field_validator("contract")
     @classmethod
@@ -102,17 +136,54 @@ class ErrorModel(StrictModel):
             raise ValueError(f"{clash} are contract codes")
         seen: dict[str, str] = {}
         for code, fault in faults.items():
-            for flag in fault.variants or [code]:
+            if fault.variants and fault.values:
+                raise ValueError(f"{code}: a fault has variants or values, not both")
+            for flag in _flags_of(code, fault):
                 if flag in seen:
                     raise ValueError(f"{code}: variant {flag!r} also belongs to {seen[flag]}")
                 seen[flag] = code
         return faults
 
+    @model_validator(mode="after")
+    def _idioms_and_exclusions(self) -> ErrorModel:
+        fault_flags = self.all_fault_flags()
+        seen: set[str] = set()
+        for name, idiom in self.idioms.items():
+            for form in idiom.forms:
+                if form in fault_flags or form in seen or "=" in form:
+                    raise ValueError(
+                        f"idioms.{name}: form {form!r} is already a flag (or holds '=')"
+                    )
+                seen.add(form)
+        for entry in self.exclude:
+            unknown = [c for c in entry.faults if c not in self.faults]
+            if unknown:
+                raise ValueError(f"exclude: {unknown} are not faults")
+        return self
+
     def flags(self, code: str) -> list[str]:
-        return list(self.faults[code].variants) or [code]
+        return _flags_of(code, self.faults[code])
+
+    def all_fault_flags(self) -> set[str]:
+        return {flag for code in self.faults for flag in self.flags(code)}
 
     def all_flags(self) -> set[str]:
-        return {flag for code in self.faults for flag in self.flags(code)}
+        """Every flag the reference must understand: the faults' and the idioms' forms."""
+        forms = {form for idiom in self.idioms.values() for form in idiom.forms}
+        return self.all_fault_flags() | forms
+
+    def writings(self) -> list[frozenset[str]]:
+        """Every way of writing the function the idioms allow: one form (or the plain way) per
+        idiom, the plain call first."""
+        choices = [[None, *idiom.forms] for idiom in self.idioms.values()]
+        return [
+            frozenset(form for form in chosen if form is not None)
+            for chosen in itertools.product(*choices)
+        ]
+
+    def excluded(self, codes: Iterable[str]) -> bool:
+        chosen = set(codes)
+        return any(chosen.issuperset(entry.faults) for entry in self.exclude)
 
     def wording(self, code: str) -> Wording:
         return self.faults[code] if code in self.faults else self.contract[code]
@@ -120,6 +191,18 @@ class ErrorModel(StrictModel):
     def partial_checks(self) -> list[tuple[str, str]]:
         """(code, probe mark) of each check the problem declares, in file order."""
         return [(code, w.explained_on) for code, w in self.contract.items() if w.explained_on]
+
+
+def _flags_of(code: str, fault: FaultSpec) -> list[str]:
+    if fault.values:
+        return [f"{code}={value}" for value in fault.values]
+    return list(fault.variants) or [code]
+
+
+def flag_value(flag: str) -> tuple[str, str] | None:
+    """(code, value) of a parameterized fault's flag "<code>=<value>"; None for another flag."""
+    code, sep, value = flag.partition("=")
+    return (code, value) if sep else None
 
 
 def read_error_model(path: Path, spec: ProblemSpec, reference_flags: object) -> ErrorModel:

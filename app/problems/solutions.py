@@ -20,6 +20,21 @@ def single_fault_source(reference_source: str, function_name: str, flag: str) ->
     )
 
 
+def planned_faults_source(
+    reference_source: str, function_name: str, plans: list[list[str]], calls_per_plan: int
+) -> str:
+    """``reference.py`` made into a submission that makes the mistakes ``plans[0]`` on its first
+    ``calls_per_plan`` calls, then ``plans[1]``, and so on: many models in one sandbox run."""
+    return (
+        f"{reference_source}\n\n_reference_{function_name} = {function_name}\n"
+        f"_PLANS = {[frozenset(p) for p in plans]!r}\n_CALLS = [0]\n\n\n"
+        f"def {function_name}(*args):\n"
+        f"    plan = _PLANS[_CALLS[0] // {calls_per_plan}]\n"
+        f"    _CALLS[0] += 1\n"
+        f"    return _reference_{function_name}(*args, faults=plan)\n"
+    )
+
+
 @dataclass(frozen=True)
 class Solutions:
     correct: str

@@ -13,11 +13,20 @@ FAULTS = frozenset(
         "no-mask",
         "diagonal-blocked",
         "future-only",
+        "future-and-present",
         "mask-after-softmax",
         "future-scores-zeroed",
         "no-scale",
+        # Idioms (faults.toml [idioms]): other ways of writing the correct step.
+        "fill-finite",
+        "fill-added",
     }
 )
+
+# The large negative number of the finite fill idioms (masked_fill(mask, -1e9), scores + mask *
+# -1e9): exp() of it beside a real score is exactly 0, so only a row with every key blocked
+# tells it from -inf.
+_LARGE_NEGATIVE = -1e9
 
 
 def causal_attention(q, k, v, *, faults=frozenset()):
@@ -42,12 +51,20 @@ def causal_attention(q, k, v, *, faults=frozenset()):
         allowed = key < position
     elif has("future-only"):
         allowed = key > position
+    elif has("future-and-present"):  # np.triu(..., k=0): the other side, diagonal included
+        allowed = key >= position
     else:
         allowed = key <= position
 
     if has("future-scores-zeroed"):  # a score of 0 still gets weight e^0 / sum
         scores = np.where(allowed, scores, 0.0)
-    elif not has("mask-after-softmax"):
+    elif has("mask-after-softmax"):
+        pass
+    elif has("fill-added"):  # a fully blocked row keeps its scores: the shift cancels
+        scores = scores + np.where(allowed, 0.0, _LARGE_NEGATIVE)
+    elif has("fill-finite"):  # a fully blocked row comes out uniform instead of NaN
+        scores = np.where(allowed, scores, _LARGE_NEGATIVE)
+    else:
         scores = np.where(allowed, scores, -np.inf)
     weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
     weights = weights / weights.sum(axis=-1, keepdims=True)

@@ -22,6 +22,9 @@ FAULTS = frozenset(
         "no-transpose-back",
         "missing-wo",
         "wo-transposed",
+        # Idioms (faults.toml [idioms]): other ways of writing a step.
+        "share-by-repeat",
+        "share-by-broadcast",
     }
 )
 
@@ -53,7 +56,21 @@ def grouped_query_attention(x, W_q, W_k, W_v, W_o, num_heads, num_kv_heads, *, f
         kv_of = query_heads % num_kv_heads
     else:
         kv_of = query_heads // (num_heads // num_kv_heads)
-    k, v = k[:, kv_of], v[:, kv_of]  # (batch, num_heads, n, d_k)
+    group = num_heads // num_kv_heads
+    if has("share-by-repeat") and not has("kv-heads-interleaved"):  # np.repeat along the heads
+        k, v = np.repeat(k, group, axis=1), np.repeat(v, group, axis=1)
+    elif has("share-by-repeat"):  # np.tile: the interleaved order
+        k, v = np.tile(k, (1, group, 1, 1)), np.tile(v, (1, group, 1, 1))
+    elif has("share-by-broadcast") and not has("kv-heads-interleaved"):
+        # (batch, kv, 1, n, d_k) broadcast over the group, then the group folded into the heads
+        k, v = (
+            np.broadcast_to(y[:, :, None], (batch, num_kv_heads, group, *y.shape[2:])).reshape(
+                batch, num_heads, *y.shape[2:]
+            )
+            for y in (k, v)
+        )
+    else:
+        k, v = k[:, kv_of], v[:, kv_of]  # (batch, num_heads, n, d_k)
 
     scale = np.sqrt(d_k)
     if has("scale-dmodel"):

@@ -17,13 +17,16 @@ FAULTS = frozenset(
         "softmax-wrong-axis",
         "weights-before-softmax",
         "accepts-empty-row",
-        "accepts-empty-row/uniform",
+        # Idioms (faults.toml [idioms]): other ways of writing the correct step.
+        "fill-finite",
+        "fill-added",
     }
 )
 
-# A blocked score for the "uniform" habit: finite, so a row with every key blocked comes out
-# uniform instead of NaN, and still small enough that exp() gives exactly 0 beside a real score.
-_VERY_NEGATIVE = -1e30
+# The blocked score of the finite fill idioms (masked_fill(mask, -1e9), scores + mask * -1e9):
+# exp() of it beside a real score is exactly 0, so only a row with every key blocked tells it
+# from -inf (uniform weights when it replaces the scores, their softmax when it is added).
+_LARGE_NEGATIVE = -1e9
 
 
 def masked_attention(q, k, v, mask=None, *, faults=frozenset()):
@@ -31,7 +34,7 @@ def masked_attention(q, k, v, mask=None, *, faults=frozenset()):
     if unknown:
         raise ValueError(f"unknown fault flags {sorted(unknown)}")
     has = faults.__contains__
-    lenient = has("accepts-empty-row") or has("accepts-empty-row/uniform")
+    lenient = has("accepts-empty-row")
     d_k, d_v = q.shape[-1], v.shape[-1]
     scores_shape = (*q.shape[:-1], k.shape[-2])
     if mask is not None and not lenient and np.broadcast_to(mask, scores_shape).all(axis=-1).any():
@@ -50,8 +53,10 @@ def masked_attention(q, k, v, mask=None, *, faults=frozenset()):
     if blocked is not None and has("mask-added-as-number"):
         scores = scores + blocked
     elif blocked is not None and not has("mask-after-softmax"):
-        fill = _VERY_NEGATIVE if has("accepts-empty-row/uniform") else -np.inf
-        scores = np.where(blocked, fill, scores)
+        if has("fill-added"):
+            scores = scores + np.where(blocked, _LARGE_NEGATIVE, 0.0)
+        else:
+            scores = np.where(blocked, _LARGE_NEGATIVE if has("fill-finite") else -np.inf, scores)
 
     axis = -2 if has("softmax-wrong-axis") else -1
     weights = np.exp(scores - scores.max(axis=axis, keepdims=True))

@@ -28,7 +28,11 @@ FAULTS = frozenset(
         "no-transpose-back",
         "missing-wo",
         "wo-transposed",
+        # Idioms (faults.toml [idioms]): other ways of writing a step.
+        "causal-fill-inf",
     }
+    # A head count written into the code: the search tries each of these.
+    | {f"fixed-heads={h}" for h in (2, 4, 8)}
 )
 
 
@@ -40,6 +44,11 @@ def multi_head_attention(Q, K, V, W_q, W_k, W_v, W_o, num_heads, *, faults=froze
     batch, n_q, d_model = Q.shape
     if has("single-head"):  # num_heads ignored: one head as wide as the model
         num_heads = 1
+    fixed = [f for f in faults if f.startswith("fixed-heads=")]
+    if fixed:  # a constant head count: the reshape fails where it does not divide d_model
+        num_heads = int(fixed[0].partition("=")[2])
+        if d_model % num_heads:
+            raise ValueError(f"cannot split {d_model} columns into {num_heads} heads")
     d_k = d_model // num_heads
     wrong_order = has("reshape-order") or has("reshape-order/textbook-merge")
     plain_split = has("no-head-transpose") or has("no-head-transpose/plain-merge")
@@ -73,7 +82,8 @@ def multi_head_attention(Q, K, V, W_q, W_k, W_v, W_o, num_heads, *, faults=froze
     if has("causal-mask-applied"):  # a decoder's mask: query i sees keys 0..i
         # filled with -1e9 as masked_fill(mask == 0, -1e9) does: a softmax over the wrong axis
         # then stays finite on a column with every query blocked
-        scores = np.where(np.tril(np.ones(scores.shape[-2:], dtype=bool)), scores, -1e9)
+        fill = -np.inf if has("causal-fill-inf") else -1e9
+        scores = np.where(np.tril(np.ones(scores.shape[-2:], dtype=bool)), scores, fill)
 
     if has("softmax-wrong-axis") or has("global-softmax"):
         # over queries, or over the whole score matrix

@@ -21,10 +21,6 @@ def softmax_backward(probabilities, upstream, axis=-1, *, faults=frozenset()):
     has = faults.__contains__
     p, g = probabilities, upstream
     if has("ignores-axis"):
-        if has("diagonal-only"):
-            # The diagonal-only gradient reduces over no axis, so it cannot get the axis wrong:
-            # the pair describes no function and reproduces no output.
-            raise ValueError("ignores-axis needs a reduction, and diagonal-only has none")
         axis = -1
 
     # What is subtracted from each upstream value: the probability-weighted sum along the axis.

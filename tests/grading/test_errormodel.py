@@ -33,8 +33,12 @@ def test_error_model_is_loaded(mha: Problem):
         "weights-transposed", "self-attention-only", "reshape-order", "no-head-transpose",
         "scale-dmodel", "no-scale", "scale-dk-not-sqrt", "softmax-wrong-axis", "global-softmax",
         "unstable-softmax", "no-transpose-back", "missing-wo", "wo-transposed",
-        "no-input-projections", "causal-mask-applied", "single-head",
+        "no-input-projections", "causal-mask-applied", "single-head", "fixed-heads",
     } == set(model.faults)  # fmt: skip
+    # A mistake that is a number: one flag per value the search tries.
+    assert model.flags("fixed-heads") == [f"fixed-heads={h}" for h in (2, 4, 8)]
+    # An idiom: the plain way of writing, then each form.
+    assert model.writings() == [frozenset(), frozenset({"causal-fill-inf"})]
     # Reshaping straight to the heads and straight back is one habit: one code, two variants.
     assert model.flags("no-head-transpose") == [
         "no-head-transpose", "no-head-transpose/plain-merge"
@@ -61,6 +65,12 @@ def test_folder_without_faults_toml_still_loads_undiagnosed(folder: Path):
         ('group = "wo"\n\n[faults.wo-transposed]', 'group = "wo"\n\n[faults.wo-flipped]', "faults",
          "wo-flipped"),
         ('low_precision = 5e-3', 'low_precision = 2', "diagnosis.low_precision", "less than"),
+        ('forms = ["causal-fill-inf"]', 'forms = ["missing-wo"]', None, "already a flag"),
+        ('values = [2, 4, 8]', 'values = [2, 2]', "faults.fixed-heads.values", "repeat"),
+        ('values = [2, 4, 8]', 'values = [2]\nvariants = ["x"]', "faults",
+         "variants or values"),
+        ("[contract.input-mutated]", '[[exclude]]\nfaults = ["no-scale", "no-such"]\nwhy = "."\n\n'
+         "[contract.input-mutated]", None, "not faults"),
     ],
 )  # fmt: skip
 def test_malformed_faults_toml_names_file_and_field(folder, old, new, field, words):

@@ -13,13 +13,18 @@ from app.problems.loader import Problem
 
 def _distance(table: FaultTable) -> np.ndarray:
     """Largest difference between two combinations' outputs over the probes, relative to the
-    probe's output scale; infinite where NaN/inf sit in different places."""
+    probe's output scale; infinite where NaN/inf sit in different places, or where one of the
+    two raised (a head count that cannot split the width) and the other did not."""
     n = len(table.combos)
     dist = np.zeros((n, n))
     for column in table.columns:
-        diff = np.abs(column.filled[:, None, :] - column.filled[None, :, :]).max(axis=-1)
+        with np.errstate(invalid="ignore"):
+            diff = np.abs(column.filled[:, None, :] - column.filled[None, :, :]).max(axis=-1)
         diff /= column.scale
         diff[(column.finite[:, None, :] != column.finite[None, :, :]).any(axis=-1)] = np.inf
+        failed = np.isnan(column.filled).any(axis=1)
+        diff[failed[:, None] | failed[None, :]] = np.inf
+        diff[failed[:, None] & failed[None, :]] = 0.0
         dist = np.maximum(dist, diff)
     return dist
 
@@ -29,9 +34,13 @@ def test_probes_separate_every_combination_of_up_to_three_faults(mha: Problem, t
     codes = {c for combo in table.combos for c in combo.codes}
     assert codes == set(model.faults)
     assert max(c.size for c in table.combos) == 3
-    # Every allowed set of codes is present (variants that behave alike were merged, not lost).
+    # Every allowed set of codes is present (variants that behave alike were merged, not lost),
+    # but for one whose every output a smaller set gives: with the causal mask filled with -1e9,
+    # the overflowing softmax over queries gives exactly what the -inf fill gives without it.
     allowed = {c.codes for c in enumerate_combos(mha.diagnostics)}  # type: ignore[arg-type]
-    assert {c.codes for c in table.combos} == allowed
+    assert allowed - {c.codes for c in table.combos} == {
+        frozenset({"causal-mask-applied", "softmax-wrong-axis", "unstable-softmax"})
+    }
     assert len(allowed) > 300
     dist = _distance(table)
     # Variants of one code count as the same misconception; anything else must differ by more
