@@ -13,8 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from sandbox.inside.errors import MAX_MESSAGE, MAX_TRACEBACK
 
-# An array (numeric or bool), an int, or None (an omitted optional parameter).
-ArgValue = np.ndarray | int | None
+# An array (numeric or bool), an int, a float, or None (an omitted optional parameter).
+ArgValue = np.ndarray | int | float | None
 
 
 class Limits(BaseModel):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -89,6 +90,12 @@ def _section(case: CaseArgs, names: Sequence[str]) -> tuple[bytes, bytearray]:
             size = offset + value.nbytes
         elif value is None:
             args.append({"none": True})
+        elif isinstance(value, float | np.floating):
+            # JSON writes a float's shortest repr, which reads back as the same double.
+            number = float(value)
+            if not math.isfinite(number):
+                raise ValueError(f"input {pname!r} of {case.name!r} is not finite")
+            args.append({"float": number})
         else:
             args.append({"int": int(value)})
     buf = bytearray(size)

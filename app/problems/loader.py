@@ -36,6 +36,7 @@ from app.problems.cases import (
     TestCase,
     bind_dims,
     output_shapes,
+    with_defaults,
 )
 from app.problems.errormodel import (
     Diagnostics,
@@ -126,6 +127,7 @@ class Problem:
         return parts if self.spec.multiple_outputs else parts[0]
 
     def with_expected(self, case: TestCase) -> TestCase:
+        case = replace(case, inputs=with_defaults(self.spec, case.inputs))
         dims = self.validate_inputs(case.inputs)
         if case.raises is not None:
             check_hidden_raises(case.raises, case.visibility)
@@ -302,11 +304,13 @@ def _load_diagnostics(problem: Problem, reference_module: ModuleType, prefix: st
     if not callable(getattr(module, "probes", None)):
         raise ProblemLoadError(probes_path, "defines no function probes(rng)")
     probes = tuple(module.probes(np.random.default_rng(problem.spec.seed)))
+    for index, probe in enumerate(probes):
+        if not isinstance(probe, Probe) or probe.purpose not in ("fault", "property"):
+            raise ProblemLoadError(probes_path, "must return Probe objects", f"probes()[{index}]")
+    probes = tuple(replace(p, inputs=with_defaults(problem.spec, p.inputs)) for p in probes)
     names: set[str] = set()
     for index, probe in enumerate(probes):
         label = f"probes()[{index}]"
-        if not isinstance(probe, Probe) or probe.purpose not in ("fault", "property"):
-            raise ProblemLoadError(probes_path, "must return Probe objects", field=label)
         if probe.raises is not None and probe.purpose != "fault":
             raise ProblemLoadError(probes_path, "only a fault probe may expect an error", label)
         if probe.name in names:

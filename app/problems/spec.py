@@ -55,7 +55,31 @@ class IntParam(StrictModel):
     optional: bool = False
 
 
-Param = Annotated[ArrayParam | IntParam, Field(discriminator="kind")]
+class FloatParam(StrictModel):
+    """A real number (``eps``, a temperature, a dropout rate), finite, within the bounds; the
+    function receives a Python ``float``. With a ``default``, a case may leave it out (the
+    default is then stored with the case and passed explicitly)."""
+
+    name: Identifier
+    kind: Literal["float"]
+    minimum: float = Field(allow_inf_nan=False)
+    maximum: float = Field(allow_inf_nan=False)
+    default: float | None = Field(default=None, allow_inf_nan=False)
+    optional: bool = False
+
+    @model_validator(mode="after")
+    def _bounds(self) -> FloatParam:
+        if self.minimum > self.maximum:
+            raise ValueError(f"minimum {self.minimum} is above maximum {self.maximum}")
+        if self.default is not None and self.optional:
+            raise ValueError("a parameter is optional (None) or has a default, not both")
+        if self.default is not None and not self.minimum <= self.default <= self.maximum:
+            raise ValueError(f"default {self.default} is outside [{self.minimum}, {self.maximum}]")
+        return self
+
+
+Param = Annotated[ArrayParam | IntParam | FloatParam, Field(discriminator="kind")]
+AnyParam = ArrayParam | IntParam | FloatParam
 
 
 class Requirement(StrictModel):
@@ -120,6 +144,11 @@ class ProblemSpec(StrictModel):
             not p.optional for p in self.params[len(self.params) - len(optional) :]
         ):
             raise ValueError(f"params: optional parameters {optional} must come last")
+        # Python's own rule: once a parameter has a default (or is optional), all that follow do.
+        defaulted = [_has_default(p) for p in self.params]
+        if True in defaulted and not all(defaulted[defaulted.index(True) :]):
+            first = self.params[defaulted.index(True)].name
+            raise ValueError(f"params: every parameter after {first!r} needs a default")
         self._check_dim_names()
         return self
 
@@ -150,18 +179,29 @@ class ProblemSpec(StrictModel):
 
     @property
     def signature(self) -> str:
-        args = ", ".join(f"{p.name}=None" if p.optional else p.name for p in self.params)
+        args = ", ".join(_argument(p) for p in self.params)
         if self.multiple_outputs:
             result = f"tuple[{', '.join('np.ndarray' for _ in self.outputs)}]"
             names = ", ".join(o.name for o in self.outputs)
             return f"{self.function_name}({args}) -> {result}  # ({names})"
         return f"{self.function_name}({args}) -> np.ndarray"
 
-    def param(self, name: str) -> ArrayParam | IntParam:
+    def param(self, name: str) -> AnyParam:
         for p in self.params:
             if p.name == name:
                 return p
         raise KeyError(name)
+
+
+def _has_default(param: AnyParam) -> bool:
+    return param.optional or (isinstance(param, FloatParam) and param.default is not None)
+
+
+def _argument(param: AnyParam) -> str:
+    """A parameter as the signature writes it: ``mask=None``, ``eps=1e-05``."""
+    if isinstance(param, FloatParam) and param.default is not None:
+        return f"{param.name}={param.default!r}"
+    return f"{param.name}=None" if param.optional else param.name
 
 
 def is_symbolic(dim: str) -> bool:

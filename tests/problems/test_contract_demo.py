@@ -59,6 +59,7 @@ def test_both_folders_are_served_and_the_demo_shows_its_contract(api: TestClient
         "optional": True,
         "minimum": None,
         "maximum": None,
+        "default": None,
     }
     assert params["temperature"]["minimum"] == 1 and params["temperature"]["maximum"] == 8
     assert [o["name"] for o in detail["outputs"]] == ["output", "weights"]
