@@ -16,9 +16,17 @@ from app.testcases.cli import add_case_commands
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from app.problems.loader import ProblemLoadError
+
     settings = get_settings()
+    try:
+        from app.main import app
+    except ProblemLoadError as exc:
+        # Names each folder and its defects; a traceback would bury them.
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     uvicorn.run(
-        "app.main:app",
+        app,
         host=args.host or settings.host,
         port=args.port or settings.port,
         log_level="info",

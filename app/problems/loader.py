@@ -345,15 +345,44 @@ def _load_diagnostics(problem: Problem, reference_module: ModuleType, prefix: st
     )
 
 
-def load_problems(root: Path, extra: Sequence[Path] = ()) -> dict[str, Problem]:
+# Start-up's extra checks (``problems check`` without the sandbox): defects by problem id.
+Vet = Callable[[list["Problem"]], dict[str, list[str]]]
+
+
+class FoldersRefused(ProblemLoadError):
+    """One or more folders cannot be served: every one is named with its defects, a few lines
+    each, so start-up says what to fix without a traceback."""
+
+    def __init__(self, root: Path, refused: dict[Path, list[str]]) -> None:
+        lines = [f"{len(refused)} problem folder(s) cannot be served; fix them or move them out:"]
+        for directory, defects in refused.items():
+            lines.append(f"  {directory}:")
+            lines += [f"    - {d}" for d in defects]
+        lines.append("  (python -m app problems check FOLDER prints the whole report)")
+        Exception.__init__(self, "\n".join(lines))
+        self.path = root
+        self.field = None
+        self.refused = refused
+
+
+def load_problems(
+    root: Path, extra: Sequence[Path] = (), vet: Vet | None = None
+) -> dict[str, Problem]:
     """Every problem folder under ``root`` and under each folder of ``extra`` (a course's own
-    problems, ``GRADER_PROBLEM_DIRS``). Ids are unique across all of them."""
+    problems, ``GRADER_PROBLEM_DIRS``). Ids are unique across all of them. ``vet`` adds the
+    start-up checks; any folder that fails to load or is vetted with defects refuses them all,
+    every such folder named (``FoldersRefused``)."""
     problems: dict[str, Problem] = {}
+    refused: dict[Path, list[str]] = {}
     for base in (root, *extra):
         if not base.is_dir():
             raise ProblemLoadError(base, "problems directory does not exist")
         for directory in problem_folders(base):
-            problem = load_problem(directory)
+            try:
+                problem = load_problem(directory)
+            except ProblemLoadError as exc:
+                refused[directory] = [str(exc).removeprefix(f"{directory}/")]
+                continue
             other = problems.get(problem.id)
             if other is not None:
                 raise ProblemLoadError(
@@ -362,6 +391,12 @@ def load_problems(root: Path, extra: Sequence[Path] = ()) -> dict[str, Problem]:
                     "id",
                 )
             problems[problem.id] = problem
+    if vet is not None and problems:
+        for problem_id, defects in vet(list(problems.values())).items():
+            if defects:
+                refused[problems[problem_id].directory] = defects
+    if refused:
+        raise FoldersRefused(root, refused)
     if not problems:
         raise ProblemLoadError(root, "contains no problem folders")
     return problems
