@@ -75,6 +75,9 @@ class CaseError(BaseModel):
     type: str
     message: Annotated[str, Field(max_length=MAX_MESSAGE)]
     traceback: Annotated[str, Field(max_length=MAX_TRACEBACK)] = ""
+    # The type's base classes by name, nearest first (for a hidden case only listed standard
+    # names): a required exception is met by a subclass too.
+    bases: list[str] = []
 
 
 class CaseOutcome(BaseModel):

@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from sandbox.inside.errors import MAX_MESSAGE, MAX_TRACEBACK, MAX_TYPE_NAME
+from sandbox.inside.errors import MAX_BASES, MAX_MESSAGE, MAX_TRACEBACK, MAX_TYPE_NAME
 from sandbox.inside.framing import (
     BLOB_KIND,
     FRAME_HEADER,
@@ -147,6 +147,9 @@ class _ErrorFrame(BaseModel):
     type: Annotated[str, Field(max_length=MAX_TYPE_NAME)]
     message: Annotated[str, Field(max_length=MAX_MESSAGE)]
     traceback: Annotated[str, Field(max_length=MAX_TRACEBACK)] = ""
+    bases: Annotated[
+        list[Annotated[str, Field(max_length=MAX_TYPE_NAME)]], Field(max_length=MAX_BASES)
+    ] = []
 
 
 class StartedFrame(BaseModel):

@@ -21,7 +21,7 @@ from app.grading.schemas import CaseReport, OutputReport
 from app.grading.verdicts import Verdict, verdict_of_status
 from app.problems.cases import TestCase, parts_of
 from app.problems.spec import Returns, Tolerance
-from sandbox.protocol import CaseOutcome, RunResult
+from sandbox.protocol import CaseError, CaseOutcome, RunResult
 
 _MESSAGE_CHARS = 300
 
@@ -224,6 +224,11 @@ def array_outcome(actual: np.ndarray, expected: np.ndarray, tolerance: Tolerance
     return "passed" if _allclose(actual, expected, tolerance) else "values"
 
 
+def raised_type_is(error: CaseError, wanted: str) -> bool:
+    """The error is of the required type or of a subclass of it."""
+    return error.type == wanted or wanted in error.bases
+
+
 def _compare_raises(case: TestCase, outcome: CaseOutcome | None, run_status: str) -> CaseReport:
     """A case that requires the function to raise ``case.raises``. On a hidden case the
     exception's type is a name the sandbox lets through only from a short list of standard ones
@@ -245,7 +250,7 @@ def _compare_raises(case: TestCase, outcome: CaseOutcome | None, run_status: str
             if hidden
             else f"modified its input {', '.join(outcome.mutated_inputs)} in place"
         )
-    elif outcome.error is not None and outcome.error.type == wanted:
+    elif outcome.error is not None and wanted is not None and raised_type_is(outcome.error, wanted):
         report.status = "passed"
         report.message = f"raised {wanted}, as required"
     elif hidden:
