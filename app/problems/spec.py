@@ -101,6 +101,11 @@ class Tolerance(StrictModel):
     atol: float = Field(default=1e-9, ge=0, lt=1)
 
 
+# The "tolerance" of a bool or int output: equality. Built without validation, as a problem's
+# own tolerance must be positive.
+EXACT = Tolerance.model_construct(rtol=0.0, atol=0.0)
+
+
 class Returns(StrictModel):
     """One output of the function. A problem returns one array (``returns = {shape = [...]}``)
     or a tuple of named ones (``returns = [{name = "output", ...}, {name = "weights", ...}]``),
@@ -108,8 +113,19 @@ class Returns(StrictModel):
 
     name: Identifier = "output"
     shape: Shape
-    dtype: Literal["float64"] = "float64"
+    # A bool or int64 output (a mask, a count, an index) is compared exactly: no tolerance.
+    dtype: Literal["float64", "bool", "int64"] = "float64"
     tolerance: Tolerance | None = None
+
+    @model_validator(mode="after")
+    def _exact_has_no_tolerance(self) -> Returns:
+        if self.exact and self.tolerance is not None:
+            raise ValueError(f"{self.name}: a {self.dtype} output is compared exactly")
+        return self
+
+    @property
+    def exact(self) -> bool:
+        return self.dtype != "float64"
 
 
 class ProblemSpec(StrictModel):
@@ -175,6 +191,8 @@ class ProblemSpec(StrictModel):
         return isinstance(self.returns, list)
 
     def tolerance_of(self, output: Returns) -> Tolerance:
+        if output.exact:
+            return EXACT
         return output.tolerance or self.tolerance
 
     @property

@@ -102,12 +102,14 @@ def inputs_from_json(problem: Problem, raw: dict[str, Any], max_elements: int) -
 def expected_from_json(problem: Problem, value: Any, max_elements: int) -> Result:
     """One array (nested lists), or for several outputs an object with one array per name."""
     outputs = problem.spec.outputs
+    # A bool output's expected values are true/false; every other output's are numbers.
+    kind = {o.name: "bool" if o.dtype == "bool" else "float64" for o in outputs}
     if not problem.spec.multiple_outputs:
-        return array_from_json("expected", value, max_elements)
+        return array_from_json("expected", value, max_elements, kind[outputs[0].name])
     names = [o.name for o in outputs]
     if not isinstance(value, dict) or sorted(value) != sorted(names):
         raise InvalidCase("expected", f"must be an object with one array per output {names}")
-    return tuple(array_from_json(f"expected.{n}", value[n], max_elements) for n in names)
+    return tuple(array_from_json(f"expected.{n}", value[n], max_elements, kind[n]) for n in names)
 
 
 def inputs_from_npz(
@@ -217,7 +219,7 @@ def _check_raises(
 
 
 def _check_given(field: str, tol: Tolerance, given: np.ndarray, reference: np.ndarray) -> None:
-    if given.dtype.kind not in "iuf":
+    if given.dtype.kind not in "biuf":
         raise InvalidCase(field, "must hold only numbers")
     given = given.astype(np.float64)
     if given.shape != reference.shape:
