@@ -36,15 +36,18 @@ def _serve(args: argparse.Namespace) -> int:
 
 def _worker(args: argparse.Namespace) -> int:
     """A scale-out grading worker: consumes jobs from Redis (Celery), grades in the sandbox."""
+    from app.authoring.check import startup_defects
     from app.problems.loader import load_problems
     from app.worker.celery_app import run_worker
     from app.worker.runtime import grading_context, open_database
 
     settings = get_settings()
     _, sessions = open_database(settings)
-    ctx = grading_context(
-        settings, sessions, load_problems(settings.problems_dir, settings.extra_problem_dirs)
+    # Vetted as the server's start-up does: a worker never grades a folder the API refuses.
+    problems = load_problems(
+        settings.problems_dir, settings.extra_problem_dirs, vet=startup_defects
     )
+    ctx = grading_context(settings, sessions, problems)
     run_worker(ctx, args.concurrency or settings.workers)
     return 0
 
