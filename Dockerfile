@@ -37,10 +37,11 @@ RUN npm run --silent build && test -f /src/app/web/static/dist/BUILT
 FROM ${BASE_IMAGE} AS python-deps
 COPY deploy/certs/ /tmp/certs/
 COPY pyproject.toml /tmp/build/
-# The dependency list is read from pyproject.toml, so the image cannot drift from it.
+# The dependency list (with the scale-out extra) is read from pyproject.toml, so the image cannot
+# drift from it.
 RUN set -eu; \
     if [ -f /tmp/certs/build-ca.crt ]; then export PIP_CERT=/tmp/certs/build-ca.crt; fi; \
-    python3 -c 'import tomllib; print("\n".join(tomllib.load(open("/tmp/build/pyproject.toml", "rb"))["project"]["dependencies"]))' \
+    python3 -c 'import tomllib; p = tomllib.load(open("/tmp/build/pyproject.toml", "rb"))["project"]; print("\n".join(p["dependencies"] + p["optional-dependencies"]["scale"]))' \
         > /tmp/build/requirements.txt; \
     python3 -m venv /opt/venv; \
     /opt/venv/bin/pip install --no-cache-dir --disable-pip-version-check --quiet \

@@ -4,16 +4,21 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-# Debian packages the grader and its test suite use (sandbox, databases, queue, browser, docker).
-DEB_PACKAGES := bubblewrap libseccomp2 redis-server postgresql chromium debootstrap docker.io
+# Debian packages: what serving needs (the bubblewrap sandbox), and what only the test suite
+# adds (the scale-out databases and queue, a browser, the docker backend, a root tree).
+RUN_DEB_PACKAGES := bubblewrap libseccomp2
+TEST_DEB_PACKAGES := redis-server postgresql chromium debootstrap docker.io
+STAMP_TEST := $(VENV)/.installed-test
+# `make deb-packages` alone installs both lists.
+DEB_PACKAGES ?= $(RUN_DEB_PACKAGES) $(TEST_DEB_PACKAGES)
 
-.PHONY: install run test lint deb-packages clean frontend node-packages client-wheel
+.PHONY: install install-test run test lint deb-packages clean frontend node-packages client-wheel
 
 # End-to-end latency/throughput benchmark of the real server per sandbox backend (< 5 min);
 # prints its figures and writes bench/results/latest.json and bench/results/latency.png.
 .PHONY: bench
 # PROBLEM=id benches another problem folder (default multi-head-attention).
-bench: install
+bench: install-test
 	$(BIN)/python -c 'import matplotlib' 2>/dev/null || $(BIN)/pip install --quiet -e '.[bench]'
 	$(BIN)/python bench/run.py $(if $(PROBLEM),--problem $(PROBLEM))
 	$(if $(PROBLEM),,$(BIN)/python bench/problems.py)
@@ -21,7 +26,7 @@ bench: install
 # A 300-student class submitting just before a deadline, graded with nothing lost, then the
 # gradebook API and page timed (< 3 min on 2 cores); writes bench/results/deadline-latest.json.
 .PHONY: bench-deadline
-bench-deadline: install frontend
+bench-deadline: install-test frontend
 	$(BIN)/python bench/deadline.py
 
 # Browser assets: frontend/ bundled by npm + esbuild into app/web/static/dist, rebuilt when
@@ -31,15 +36,24 @@ FRONTEND_STAMP := app/web/static/dist/BUILT
 FRONTEND_SRC := $(shell find frontend/src -type f 2>/dev/null) frontend/package.json frontend/package-lock.json frontend/build.mjs
 NODE_DEB_PACKAGES := nodejs npm
 
+# `make run` installs what serving needs: the package alone, the bubblewrap sandbox.
 install: $(STAMP)
 
-# The client (client/) is installed editable too: the tests run `tj` and import it.
-$(STAMP): pyproject.toml client/pyproject.toml
-	@$(MAKE) --no-print-directory deb-packages
+$(STAMP): pyproject.toml
+	@$(MAKE) --no-print-directory deb-packages DEB_PACKAGES='$(RUN_DEB_PACKAGES)'
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]' -e ./client
+	$(BIN)/pip install --quiet -e .
 	touch $(STAMP)
+
+# `make test` adds the test extras (which pull in the scale-out ones: PostgreSQL, Redis, Celery,
+# Docker) and the client, installed editable: the tests run `tj` and import it.
+install-test: $(STAMP_TEST)
+
+$(STAMP_TEST): $(STAMP) client/pyproject.toml
+	@$(MAKE) --no-print-directory deb-packages DEB_PACKAGES='$(TEST_DEB_PACKAGES)'
+	$(BIN)/pip install --quiet -e '.[test]' -e ./client
+	touch $(STAMP_TEST)
 
 deb-packages:
 	@missing=$$(for p in $(DEB_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
@@ -48,17 +62,17 @@ deb-packages:
 		echo "Installing Debian packages: $$missing"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
 	else \
-		echo "Not root: some tests need these Debian packages. Run:"; \
+		echo "Not root: these Debian packages are missing. Run:"; \
 		echo "  sudo apt-get install -y $$missing"; \
 	fi
 
 run: install frontend client-wheel
 	$(BIN)/python -m app serve
 
-test: install lint frontend client-wheel
+test: install-test lint frontend client-wheel
 	$(BIN)/python -m pytest
 
-lint: install
+lint: install-test
 	$(BIN)/ruff check app sandbox problems tests client
 	$(BIN)/ruff format --check app sandbox problems tests client
 	$(BIN)/mypy

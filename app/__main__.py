@@ -17,9 +17,17 @@ from app.testcases.cli import add_case_commands
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from app.problems.loader import ProblemLoadError
+
     settings = get_settings()
+    try:
+        from app.main import app
+    except ProblemLoadError as exc:
+        # Names each folder and its defects; a traceback would bury them.
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     uvicorn.run(
-        "app.main:app",
+        app,
         host=args.host or settings.host,
         port=args.port or settings.port,
         log_level="info",
@@ -29,6 +37,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 def _worker(args: argparse.Namespace) -> int:
     """A scale-out grading worker: consumes jobs from Redis (Celery), grades in the sandbox."""
+    from app.authoring.check import startup_defects
     from app.core import events, metrics
     from app.lti.outbox import enqueue_scores
     from app.observability.port import MetricsPort
@@ -42,12 +51,11 @@ def _worker(args: argparse.Namespace) -> int:
     if settings.metrics_port is not None:
         MetricsPort(settings.host, settings.metrics_port).start()  # ends with the process
     _, sessions = open_database(settings)
-    ctx = grading_context(
-        settings,
-        sessions,
-        load_problems(settings.problems_dir, settings.extra_problem_dirs),
-        (enqueue_scores,),
+    # Vetted as the server's start-up does: a worker never grades a folder the API refuses.
+    problems = load_problems(
+        settings.problems_dir, settings.extra_problem_dirs, vet=startup_defects
     )
+    ctx = grading_context(settings, sessions, problems, (enqueue_scores,))
     run_worker(ctx, args.concurrency or settings.workers)
     return 0
 

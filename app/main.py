@@ -18,6 +18,7 @@ from app.auth.account_routes import router as account_router
 from app.auth.admin_routes import router as admin_users_router
 from app.auth.oidc_routes import router as oidc_router
 from app.auth.routes import router as accounts_router
+from app.authoring.check import startup_defects
 from app.core.bodies import BodyLimitMiddleware
 from app.core.config import Settings, get_settings
 from app.core.errors import install_error_handlers
@@ -97,8 +98,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # What a caller is shown of a submission: an assignment's feedback policy decides for its
     # submissions (app.submissions imports no rule package).
     app.state.submission_view = assignment_view
-    # Loaded eagerly: a malformed problem folder must stop start-up, not the first request.
-    app.state.problems = load_problems(settings.problems_dir, settings.extra_problem_dirs)
+    # Loaded eagerly: a malformed problem folder must stop start-up, not the first request; one
+    # that fails the checks of `problems check` needing no sandbox is not served either.
+    app.state.problems = load_problems(
+        settings.problems_dir, settings.extra_problem_dirs, vet=startup_defects
+    )
     install_error_handlers(app)
     # Every route that reads a body caps it itself; this ceiling bounds one that forgets to. It
     # is above the largest cap, so a route's own 413 (which names its limit) answers first.

@@ -13,8 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from sandbox.inside.errors import MAX_MESSAGE, MAX_TRACEBACK
 
-# An array (numeric or bool), an int, or None (an omitted optional parameter).
-ArgValue = np.ndarray | int | None
+# An array (numeric or bool), an int, a float, or None (an omitted optional parameter).
+ArgValue = np.ndarray | int | float | None
 
 
 class Limits(BaseModel):
@@ -75,6 +75,9 @@ class CaseError(BaseModel):
     type: str
     message: Annotated[str, Field(max_length=MAX_MESSAGE)]
     traceback: Annotated[str, Field(max_length=MAX_TRACEBACK)] = ""
+    # The type's base classes by name, nearest first (for a hidden case only listed standard
+    # names): a required exception is met by a subclass too.
+    bases: list[str] = []
 
 
 class CaseOutcome(BaseModel):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -18,7 +19,7 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from sandbox.inside.errors import MAX_MESSAGE, MAX_TRACEBACK, MAX_TYPE_NAME
+from sandbox.inside.errors import MAX_BASES, MAX_MESSAGE, MAX_TRACEBACK, MAX_TYPE_NAME
 from sandbox.inside.framing import (
     BLOB_KIND,
     FRAME_HEADER,
@@ -89,6 +90,12 @@ def _section(case: CaseArgs, names: Sequence[str]) -> tuple[bytes, bytearray]:
             size = offset + value.nbytes
         elif value is None:
             args.append({"none": True})
+        elif isinstance(value, float | np.floating):
+            # JSON writes a float's shortest repr, which reads back as the same double.
+            number = float(value)
+            if not math.isfinite(number):
+                raise ValueError(f"input {pname!r} of {case.name!r} is not finite")
+            args.append({"float": number})
         else:
             args.append({"int": int(value)})
     buf = bytearray(size)
@@ -140,6 +147,9 @@ class _ErrorFrame(BaseModel):
     type: Annotated[str, Field(max_length=MAX_TYPE_NAME)]
     message: Annotated[str, Field(max_length=MAX_MESSAGE)]
     traceback: Annotated[str, Field(max_length=MAX_TRACEBACK)] = ""
+    bases: Annotated[
+        list[Annotated[str, Field(max_length=MAX_TYPE_NAME)]], Field(max_length=MAX_BASES)
+    ] = []
 
 
 class StartedFrame(BaseModel):

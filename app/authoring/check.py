@@ -9,6 +9,7 @@ defect names its file and field; any defect makes the check fail.
 
 from __future__ import annotations
 
+import hashlib
 import html
 import json
 import shutil
@@ -91,8 +92,8 @@ def check_folder(
     if problem.diagnostics is None:
         note("no faults.toml: wrong answers are graded but not diagnosed")
     else:
-        _check_flags(problem, note, defect)
-        _diagnosability(problem, note, defect)
+        inert = _check_flags(problem, note, defect)
+        _diagnosability(problem, note, defect, inert)
         entries = _idiom_coverage(problem, note, defect)
     if sandbox is not None:
         _grade_models(problem, sandbox, note, defect)
@@ -103,6 +104,60 @@ def check_folder(
 
 Note = Callable[[str], None]
 Report = Callable[[Path, str | None, str], None]
+
+# Folder fingerprint -> its defects: the app is built many times in one process (tests, the
+# worker and the server side by side), and a folder's files decide its defects alone.
+_vetted: dict[tuple[str, str], tuple[str, ...]] = {}
+
+
+def startup_defects(problems: list[Problem]) -> dict[str, list[str]]:
+    """The defects of ``check`` that need no sandbox and no diagnosability table, by problem id,
+    for start-up: statement math that does not parse, a fault flag that changes nothing (a
+    function with that mistake would be accepted). A folder with any of them is not served."""
+    keys = {p.id: (str(p.directory.resolve()), _fingerprint(p.directory)) for p in problems}
+    fresh = [p for p in problems if keys[p.id] not in _vetted]
+    math = _math_errors([p.directory / "statement.md" for p in fresh])
+    for problem in fresh:
+        found: list[str] = []
+
+        def defect(path: Path, where: str | None, message: str) -> None:
+            found.append(str(Defect(path, where, message)))  # noqa: B023 (used at once)
+
+        for error in math.get(problem.directory / "statement.md", []):
+            defect(problem.directory / "statement.md", "math", error)
+        if problem.diagnostics is not None:
+            _check_flags(problem, lambda line: None, defect)
+        _vetted[keys[problem.id]] = tuple(found)
+    return {p.id: list(_vetted[keys[p.id]]) for p in problems}
+
+
+def _math_errors(statements: list[Path]) -> dict[Path, list[str]]:
+    """Every statement's math errors, rendered by one node process; none when node or the front
+    end's packages are missing (``check`` says so)."""
+    node = shutil.which("node")
+    if not statements or node is None or not (REPO_ROOT / "frontend" / "node_modules").is_dir():
+        return {}
+    run = subprocess.run(
+        [node, str(MATH_SCRIPT), "--batch"],
+        input=json.dumps([p.read_text(encoding="utf-8") for p in statements]),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    if run.returncode != 0:
+        return {p: [f"could not be rendered: {run.stderr.strip()[-300:]}"] for p in statements}
+    found = json.loads(run.stdout)
+    return {
+        p: [html.unescape(e) for e in errors] for p, errors in zip(statements, found, strict=True)
+    }
+
+
+def _fingerprint(directory: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(p for p in directory.rglob("*") if p.is_file() and p.suffix != ".pyc"):
+        digest.update(str(path.relative_to(directory)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
 
 
 def _group_notes(problem: Problem) -> list[str]:
@@ -149,9 +204,10 @@ def _check_math(directory: Path, note: Note, defect: Report) -> None:
         note("statement: every formula parses")
 
 
-def _check_flags(problem: Problem, note: Note, defect: Report) -> None:
+def _check_flags(problem: Problem, note: Note, defect: Report) -> set[str]:
     """Every flag must change the output of some case or probe: otherwise the grader could never
-    tell that mistake from a correct answer."""
+    tell that mistake from a correct answer. Returns the faults with such an inert flag."""
+    inert: set[str] = set()
     assert problem.diagnostics is not None
     model = problem.diagnostics.error_model
     every = [(c.inputs, c.raises) for c in problem.examples + problem.hidden]
@@ -165,12 +221,14 @@ def _check_flags(problem: Problem, note: Note, defect: Report) -> None:
             if not any(
                 _differs(problem, i, flag, want) for i, want in zip(inputs, correct, strict=True)
             ) and not any(_raised_by(problem, i, flag) != raises for i, raises in errors):
+                inert.add(code)
                 defect(
                     problem.directory / "faults.toml",
                     f"faults.{code}",
                     f"the flag {flag!r} changes no output of any case or probe",
                 )
     note(f"every one of {len(model.all_flags())} fault flags was checked on every input")
+    return inert
 
 
 def _raised_by(problem: Problem, inputs: Inputs, flag: str) -> str | None:
@@ -194,7 +252,9 @@ def _differs(problem: Problem, inputs: Inputs, flag: str, want: tuple[np.ndarray
     )
 
 
-def _diagnosability(problem: Problem, note: Note, defect: Report) -> None:
+def _diagnosability(
+    problem: Problem, note: Note, defect: Report, inert: set[str] | None = None
+) -> None:
     assert problem.diagnostics is not None
     model = problem.diagnostics.error_model
     cases = problem.examples + problem.hidden
@@ -204,6 +264,14 @@ def _diagnosability(problem: Problem, note: Note, defect: Report) -> None:
         f"{report.fault_probes} fault probes"
     )
     note(f"  {'fault':<28} {'caught by':>9}  told apart by cases / with probes")
+    # A fault no case catches (or whose flag changes nothing) is indistinguishable from no
+    # mistake, so every other fault is confused with itself plus that one: the defect is that
+    # fault's alone, and the others are not blamed for it.
+    blind = set(inert or ()) | {row.code for row in report.faults if not row.caught}
+
+    def beyond_blind(combination: str) -> frozenset[str]:
+        return frozenset(c for c in combination.split(" + ") if c not in blind) - {"(correct)"}
+
     for row in report.faults:
         by_cases = "yes" if row.told_apart_by_cases else "no"
         with_probes = "yes" if row.told_apart_with_probes else "no"
@@ -215,7 +283,16 @@ def _diagnosability(problem: Problem, note: Note, defect: Report) -> None:
                 f"no case fails a function with only the mistake {row.code!r}: it would be "
                 f"accepted",
             )
-        if not row.told_apart_with_probes:
+        groups = [g for g in report.confusable_with_probes if row.code in g]
+        if (
+            not row.told_apart_with_probes
+            and row.code not in blind
+            and groups
+            and all(len({beyond_blind(c) for c in g}) == 1 for g in groups)
+        ):
+            blamed = ", ".join(sorted(blind))
+            note(f"  {row.code} is confused only with itself plus {blamed}: blamed on {blamed}")
+        elif not row.told_apart_with_probes:
             defect(
                 problem.directory / "probes.py",
                 "probes()",

@@ -26,7 +26,10 @@ def _targets(settings: Settings, target: str | None) -> list[Path] | str:
     for root in _roots(settings):
         if (root / target).is_dir():
             return [root / target]
-    return f"no problem folder {target!r} in {', '.join(str(r) for r in _roots(settings))}"
+    return (
+        f"no problem folder {target!r} in {', '.join(str(r) for r in _roots(settings))}: give "
+        f"the folder's path, or add its parent to GRADER_PROBLEM_DIRS"
+    )
 
 
 def _check(args: argparse.Namespace) -> int:

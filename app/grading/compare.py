@@ -20,8 +20,8 @@ import numpy as np
 from app.grading.schemas import CaseReport, OutputReport
 from app.grading.verdicts import Verdict, verdict_of_status
 from app.problems.cases import TestCase, parts_of
-from app.problems.spec import Returns, Tolerance
-from sandbox.protocol import CaseOutcome, RunResult
+from app.problems.spec import EXACT, Returns, Tolerance
+from sandbox.protocol import CaseError, CaseOutcome, RunResult
 
 _MESSAGE_CHARS = 300
 
@@ -127,7 +127,8 @@ def compare_case(
                 else f"returned a tuple of {len(actual)} arrays; expected one array"
             )
             return report
-        _compare_array(report, actual[0], expected[0], tolerance, hidden)
+        exact = outputs is not None and len(outputs) > 0 and outputs[0].exact
+        _compare_array(report, actual[0], expected[0], EXACT if exact else tolerance, hidden)
         return report
     specs = (
         list(outputs)
@@ -147,7 +148,9 @@ def compare_case(
         part = OutputReport(name=spec.name, status="failed", expected_shape=list(want.shape))
         if not hidden:
             part.actual_shape = list(mine.shape)
-        _compare_array(part, mine, want, spec.tolerance or tolerance, hidden)
+        _compare_array(
+            part, mine, want, EXACT if spec.exact else spec.tolerance or tolerance, hidden
+        )
         report.outputs.append(part)
     wrong = [o for o in report.outputs if o.status != "passed"]
     if not wrong:
@@ -216,12 +219,19 @@ def array_outcome(actual: np.ndarray, expected: np.ndarray, tolerance: Tolerance
     "non_finite", "values"), or ``"passed"``."""
     if actual.shape != expected.shape:
         return "shape"
-    if not _real(actual):
+    # A bool output (tolerance zero: compared exactly) is bool on both sides.
+    exact_bool = tolerance.rtol == 0 and actual.dtype == np.bool_
+    if not (_real(actual) or exact_bool):
         return "not_an_array"
     actual = actual.astype(np.float64)
     if not np.isfinite(actual).all():
         return "non_finite"
     return "passed" if _allclose(actual, expected, tolerance) else "values"
+
+
+def raised_type_is(error: CaseError, wanted: str) -> bool:
+    """The error is of the required type or of a subclass of it."""
+    return error.type == wanted or wanted in error.bases
 
 
 def _compare_raises(case: TestCase, outcome: CaseOutcome | None, run_status: str) -> CaseReport:
@@ -245,7 +255,7 @@ def _compare_raises(case: TestCase, outcome: CaseOutcome | None, run_status: str
             if hidden
             else f"modified its input {', '.join(outcome.mutated_inputs)} in place"
         )
-    elif outcome.error is not None and outcome.error.type == wanted:
+    elif outcome.error is not None and wanted is not None and raised_type_is(outcome.error, wanted):
         report.status = "passed"
         report.message = f"raised {wanted}, as required"
     elif hidden:

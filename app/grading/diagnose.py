@@ -63,7 +63,11 @@ def _usable(
     out = _part(outcome, part, parts)
     if out is None or out.shape != shape:
         return None
-    if not (np.issubdtype(out.dtype, np.floating) or np.issubdtype(out.dtype, np.integer)):
+    if not (
+        np.issubdtype(out.dtype, np.floating)
+        or np.issubdtype(out.dtype, np.integer)
+        or out.dtype == np.bool_  # a bool output, compared exactly
+    ):
         return None
     return out
 

@@ -2,17 +2,25 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
 
-from app.problems.spec import ArrayParam, ProblemSpec, is_symbolic, is_variadic
+from app.problems.spec import (
+    ArrayParam,
+    FloatParam,
+    IntParam,
+    ProblemSpec,
+    is_symbolic,
+    is_variadic,
+)
 
 Visibility = Literal["public", "hidden"]
-# An array (float64 or bool), an int, or None for an omitted optional parameter.
-InputValue = np.ndarray | int | None
+# An array (float64 or bool), an int, a float, or None for an omitted optional parameter.
+InputValue = np.ndarray | int | float | None
 Inputs = dict[str, InputValue]
 # What the function returns: one array, or a tuple of arrays when the problem names several
 # outputs (in the order of ``returns``).
@@ -71,6 +79,8 @@ def bind_dims(spec: ProblemSpec, inputs: Inputs) -> Dims:
             continue
         if isinstance(param, ArrayParam):
             _bind_array(param, value, dims, origin)
+        elif isinstance(param, FloatParam):
+            _check_float(param, value)
         else:
             if isinstance(value, bool) or not isinstance(value, int | np.integer):
                 raise InvalidCase(param.name, "must be an integer")
@@ -80,6 +90,36 @@ def bind_dims(spec: ProblemSpec, inputs: Inputs) -> Dims:
                 )
             dims[param.name] = int(value)
     return dims
+
+
+def _check_float(param: FloatParam, value: object) -> None:
+    # A whole number is a fine value of a float parameter ("eps": 1 in JSON); a bool is not.
+    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
+        raise InvalidCase(param.name, "must be a number")
+    number = float(value)
+    if not math.isfinite(number):
+        raise InvalidCase(param.name, "must be a finite number (not NaN or infinity)")
+    if not param.minimum <= number <= param.maximum:
+        raise InvalidCase(param.name, f"must be between {param.minimum:g} and {param.maximum:g}")
+
+
+def with_defaults(spec: ProblemSpec, inputs: Inputs) -> Inputs:
+    """``inputs`` as the function receives them: a float parameter's value as a Python float,
+    and its default where the case leaves it out (so a stored case never depends on a default
+    that a later edit of problem.toml changes). Anything else is left for ``bind_dims``."""
+    out = dict(inputs)
+    for param in spec.params:
+        value = out.get(param.name)
+        if isinstance(param, FloatParam):
+            if param.name not in out and param.default is not None:
+                out[param.name] = param.default
+            elif isinstance(value, int | float | np.integer | np.floating) and not isinstance(
+                value, bool
+            ):
+                out[param.name] = float(value)
+        elif isinstance(param, IntParam) and isinstance(value, np.integer):
+            out[param.name] = int(value)
+    return out
 
 
 def _bind_array(param: ArrayParam, value: object, dims: Dims, origin: dict[str, str]) -> None:

@@ -36,6 +36,7 @@ from app.problems.cases import (
     TestCase,
     bind_dims,
     output_shapes,
+    with_defaults,
 )
 from app.problems.errormodel import (
     Diagnostics,
@@ -126,6 +127,7 @@ class Problem:
         return parts if self.spec.multiple_outputs else parts[0]
 
     def with_expected(self, case: TestCase) -> TestCase:
+        case = replace(case, inputs=with_defaults(self.spec, case.inputs))
         dims = self.validate_inputs(case.inputs)
         if case.raises is not None:
             check_hidden_raises(case.raises, case.visibility)
@@ -302,11 +304,13 @@ def _load_diagnostics(problem: Problem, reference_module: ModuleType, prefix: st
     if not callable(getattr(module, "probes", None)):
         raise ProblemLoadError(probes_path, "defines no function probes(rng)")
     probes = tuple(module.probes(np.random.default_rng(problem.spec.seed)))
+    for index, probe in enumerate(probes):
+        if not isinstance(probe, Probe) or probe.purpose not in ("fault", "property"):
+            raise ProblemLoadError(probes_path, "must return Probe objects", f"probes()[{index}]")
+    probes = tuple(replace(p, inputs=with_defaults(problem.spec, p.inputs)) for p in probes)
     names: set[str] = set()
     for index, probe in enumerate(probes):
         label = f"probes()[{index}]"
-        if not isinstance(probe, Probe) or probe.purpose not in ("fault", "property"):
-            raise ProblemLoadError(probes_path, "must return Probe objects", field=label)
         if probe.raises is not None and probe.purpose != "fault":
             raise ProblemLoadError(probes_path, "only a fault probe may expect an error", label)
         if probe.name in names:
@@ -341,15 +345,44 @@ def _load_diagnostics(problem: Problem, reference_module: ModuleType, prefix: st
     )
 
 
-def load_problems(root: Path, extra: Sequence[Path] = ()) -> dict[str, Problem]:
+# Start-up's extra checks (``problems check`` without the sandbox): defects by problem id.
+Vet = Callable[[list["Problem"]], dict[str, list[str]]]
+
+
+class FoldersRefused(ProblemLoadError):
+    """One or more folders cannot be served: every one is named with its defects, a few lines
+    each, so start-up says what to fix without a traceback."""
+
+    def __init__(self, root: Path, refused: dict[Path, list[str]]) -> None:
+        lines = [f"{len(refused)} problem folder(s) cannot be served; fix them or move them out:"]
+        for directory, defects in refused.items():
+            lines.append(f"  {directory}:")
+            lines += [f"    - {d}" for d in defects]
+        lines.append("  (python -m app problems check FOLDER prints the whole report)")
+        Exception.__init__(self, "\n".join(lines))
+        self.path = root
+        self.field = None
+        self.refused = refused
+
+
+def load_problems(
+    root: Path, extra: Sequence[Path] = (), vet: Vet | None = None
+) -> dict[str, Problem]:
     """Every problem folder under ``root`` and under each folder of ``extra`` (a course's own
-    problems, ``GRADER_PROBLEM_DIRS``). Ids are unique across all of them."""
+    problems, ``GRADER_PROBLEM_DIRS``). Ids are unique across all of them. ``vet`` adds the
+    start-up checks; any folder that fails to load or is vetted with defects refuses them all,
+    every such folder named (``FoldersRefused``)."""
     problems: dict[str, Problem] = {}
+    refused: dict[Path, list[str]] = {}
     for base in (root, *extra):
         if not base.is_dir():
             raise ProblemLoadError(base, "problems directory does not exist")
         for directory in problem_folders(base):
-            problem = load_problem(directory)
+            try:
+                problem = load_problem(directory)
+            except ProblemLoadError as exc:
+                refused[directory] = [str(exc).removeprefix(f"{directory}/")]
+                continue
             other = problems.get(problem.id)
             if other is not None:
                 raise ProblemLoadError(
@@ -358,6 +391,12 @@ def load_problems(root: Path, extra: Sequence[Path] = ()) -> dict[str, Problem]:
                     "id",
                 )
             problems[problem.id] = problem
+    if vet is not None and problems:
+        for problem_id, defects in vet(list(problems.values())).items():
+            if defects:
+                refused[problems[problem_id].directory] = defects
+    if refused:
+        raise FoldersRefused(root, refused)
     if not problems:
         raise ProblemLoadError(root, "contains no problem folders")
     return problems

@@ -8,7 +8,7 @@ from pydantic import BaseModel
 
 from app.problems.cases import Result, TestCase
 from app.problems.loader import Problem
-from app.problems.spec import ArrayParam, IntParam, ProblemLimits
+from app.problems.spec import AnyParam, ProblemLimits
 
 
 class ProblemSummary(BaseModel):
@@ -39,9 +39,11 @@ class ParamOut(BaseModel):
     shape: list[str] | None = None
     dtype: str | None = None  # arrays: "float64" or "bool"
     optional: bool = False
-    minimum: int | None = None  # ints
-    maximum: int | None = None
-    default: int | None = None  # ints: the default the signature shows
+    # ints and floats: the bounds, inclusive, and the default the signature shows (a case may
+    # omit a float that has one; an int's default is only shown).
+    minimum: int | float | None = None
+    maximum: int | float | None = None
+    default: int | float | None = None
 
 
 class OutputOut(BaseModel):
@@ -87,7 +89,7 @@ def example_out(problem: Problem, case: TestCase) -> ExampleOut:
     )
 
 
-def param_out(param: ArrayParam | IntParam) -> ParamOut:
+def param_out(param: AnyParam) -> ParamOut:
     # ParamOut holds the fields of every kind of parameter; a kind leaves the others None.
     return ParamOut.model_validate(param.model_dump())
 

@@ -64,7 +64,31 @@ class IntParam(StrictModel):
         return self
 
 
-Param = Annotated[ArrayParam | IntParam, Field(discriminator="kind")]
+class FloatParam(StrictModel):
+    """A real number (``eps``, a temperature, a dropout rate), finite, within the bounds; the
+    function receives a Python ``float``. With a ``default``, a case may leave it out (the
+    default is then stored with the case and passed explicitly)."""
+
+    name: Identifier
+    kind: Literal["float"]
+    minimum: float = Field(allow_inf_nan=False)
+    maximum: float = Field(allow_inf_nan=False)
+    default: float | None = Field(default=None, allow_inf_nan=False)
+    optional: bool = False
+
+    @model_validator(mode="after")
+    def _bounds(self) -> FloatParam:
+        if self.minimum > self.maximum:
+            raise ValueError(f"minimum {self.minimum} is above maximum {self.maximum}")
+        if self.default is not None and self.optional:
+            raise ValueError("a parameter is optional (None) or has a default, not both")
+        if self.default is not None and not self.minimum <= self.default <= self.maximum:
+            raise ValueError(f"default {self.default} is outside [{self.minimum}, {self.maximum}]")
+        return self
+
+
+Param = Annotated[ArrayParam | IntParam | FloatParam, Field(discriminator="kind")]
+AnyParam = ArrayParam | IntParam | FloatParam
 
 
 class Requirement(StrictModel):
@@ -86,6 +110,11 @@ class Tolerance(StrictModel):
     atol: float = Field(default=1e-9, ge=0, lt=1)
 
 
+# The "tolerance" of a bool or int output: equality. Built without validation, as a problem's
+# own tolerance must be positive.
+EXACT = Tolerance.model_construct(rtol=0.0, atol=0.0)
+
+
 class Returns(StrictModel):
     """One output of the function. A problem returns one array (``returns = {shape = [...]}``)
     or a tuple of named ones (``returns = [{name = "output", ...}, {name = "weights", ...}]``),
@@ -93,8 +122,19 @@ class Returns(StrictModel):
 
     name: Identifier = "output"
     shape: Shape
-    dtype: Literal["float64"] = "float64"
+    # A bool or int64 output (a mask, a count, an index) is compared exactly: no tolerance.
+    dtype: Literal["float64", "bool", "int64"] = "float64"
     tolerance: Tolerance | None = None
+
+    @model_validator(mode="after")
+    def _exact_has_no_tolerance(self) -> Returns:
+        if self.exact and self.tolerance is not None:
+            raise ValueError(f"{self.name}: a {self.dtype} output is compared exactly")
+        return self
+
+    @property
+    def exact(self) -> bool:
+        return self.dtype != "float64"
 
 
 class ProblemSpec(StrictModel):
@@ -129,6 +169,11 @@ class ProblemSpec(StrictModel):
             not p.optional for p in self.params[len(self.params) - len(optional) :]
         ):
             raise ValueError(f"params: optional parameters {optional} must come last")
+        # Python's own rule: once a parameter has a default (or is optional), all that follow do.
+        defaulted = [_has_default(p) for p in self.params]
+        if True in defaulted and not all(defaulted[defaulted.index(True) :]):
+            first = self.params[defaulted.index(True)].name
+            raise ValueError(f"params: every parameter after {first!r} needs a default")
         self._check_dim_names()
         return self
 
@@ -155,25 +200,32 @@ class ProblemSpec(StrictModel):
         return isinstance(self.returns, list)
 
     def tolerance_of(self, output: Returns) -> Tolerance:
+        if output.exact:
+            return EXACT
         return output.tolerance or self.tolerance
 
     @property
     def signature(self) -> str:
-        args = ", ".join(_signature_arg(p) for p in self.params)
+        args = ", ".join(_argument(p) for p in self.params)
         if self.multiple_outputs:
             result = f"tuple[{', '.join('np.ndarray' for _ in self.outputs)}]"
             names = ", ".join(o.name for o in self.outputs)
             return f"{self.function_name}({args}) -> {result}  # ({names})"
         return f"{self.function_name}({args}) -> np.ndarray"
 
-    def param(self, name: str) -> ArrayParam | IntParam:
+    def param(self, name: str) -> AnyParam:
         for p in self.params:
             if p.name == name:
                 return p
         raise KeyError(name)
 
 
-def _signature_arg(param: ArrayParam | IntParam) -> str:
+def _has_default(param: AnyParam) -> bool:
+    return param.optional or getattr(param, "default", None) is not None
+
+
+def _argument(param: AnyParam) -> str:
+    """A parameter as the signature writes it: ``mask=None``, ``eps=1e-05``."""
     if param.optional:
         return f"{param.name}=None"
     default = getattr(param, "default", None)

@@ -42,11 +42,21 @@ def from_npy(data: bytes) -> np.ndarray:
     return array
 
 
+# A float parameter's member name: a 0-d float64 array alone could be an array parameter with
+# no axes (a variadic group of none), so floats are told apart by name, not by shape.
+_FLOAT = "__float__."
+
+
 def to_npz(values: dict[str, InputValue]) -> bytes:
-    """Integers are stored as 0-d int64 arrays and come back as ``int``; None (an omitted
-    optional parameter) is left out, and reads back as absent."""
+    """Integers are stored as 0-d int64 arrays and come back as ``int``, floats under a marked
+    name and come back as ``float``; None (an omitted optional parameter) is left out, and
+    reads back as absent."""
     buffer = io.BytesIO()
-    arrays = {k: np.asarray(v) for k, v in values.items() if v is not None}
+    arrays = {
+        (_FLOAT + k if isinstance(v, float) else k): np.asarray(v)
+        for k, v in values.items()
+        if v is not None
+    }
     np.savez(buffer, allow_pickle=False, **arrays)
     return buffer.getvalue()
 
@@ -87,7 +97,10 @@ def from_npz(data: bytes) -> dict[str, InputValue]:
     with np.load(io.BytesIO(data), allow_pickle=False) as archive:
         for key in archive.files:
             value = archive[key]
-            out[key] = int(value) if value.ndim == 0 and value.dtype.kind in "iu" else value
+            if key.startswith(_FLOAT):
+                out[key.removeprefix(_FLOAT)] = float(value)
+            else:
+                out[key] = int(value) if value.ndim == 0 and value.dtype.kind in "iu" else value
     return out
 
 

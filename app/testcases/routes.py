@@ -69,7 +69,11 @@ def _describe(problem: Problem, inputs: Inputs) -> dict[str, Any]:
     """The fields of ``CaseOut`` that describe a case's inputs."""
     return {
         "shapes": {k: list(v.shape) for k, v in inputs.items() if isinstance(v, np.ndarray)},
-        "scalars": {k: int(v) for k, v in inputs.items() if isinstance(v, int | np.integer)},
+        "scalars": {
+            k: v.item() if isinstance(v, np.generic) else v
+            for k, v in inputs.items()
+            if isinstance(v, int | float | np.integer) and not isinstance(v, bool)
+        },
         "nulls": [p.name for p in problem.spec.params if inputs.get(p.name) is None],
     }
 

@@ -58,7 +58,9 @@ class CaseOut(BaseModel):
     visibility: VisibilityIn
     weight: float
     shapes: dict[str, list[int]] = Field(description="Shape of every array input.")
-    scalars: dict[str, int] = Field(description="Value of every integer input.")
+    scalars: dict[str, int | float] = Field(
+        description="Value of every integer and float (scalar) input."
+    )
     output_shape: list[int] = Field(description="The (first) output's shape; [] for raises.")
     output_shapes: dict[str, list[int]] = Field(
         default={}, description="Every output's shape, by name."

@@ -11,10 +11,18 @@ from typing import Any
 
 import numpy as np
 
-from app.problems.cases import Dims, Inputs, InvalidCase, Result, output_shapes, parts_of
+from app.problems.cases import (
+    Dims,
+    Inputs,
+    InvalidCase,
+    Result,
+    output_shapes,
+    parts_of,
+    with_defaults,
+)
 from app.problems.hooks import exception_name
 from app.problems.loader import Problem
-from app.problems.spec import ArrayParam, IntParam, Tolerance
+from app.problems.spec import AnyParam, ArrayParam, FloatParam, Tolerance
 from app.testcases.warnings import CaseWarning, case_warnings
 
 
@@ -57,7 +65,7 @@ def array_from_json(
     return array.astype(np.float64)
 
 
-def _param(problem: Problem, name: str, what: str) -> ArrayParam | IntParam:
+def _param(problem: Problem, name: str, what: str) -> AnyParam:
     try:
         return problem.spec.param(name)
     except KeyError:
@@ -79,22 +87,29 @@ def inputs_from_json(problem: Problem, raw: dict[str, Any], max_elements: int) -
             inputs[name] = None
         elif isinstance(param, ArrayParam):
             inputs[name] = array_from_json(field, value, max_elements, param.dtype)
+        elif isinstance(param, FloatParam):
+            # Bounds and finiteness are checked with the signature (bind_dims).
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise InvalidCase(field, "must be a number")
+            inputs[name] = value
         elif isinstance(value, bool) or not isinstance(value, int):
             raise InvalidCase(field, "must be an integer")
         else:
             inputs[name] = value
-    return inputs
+    return with_defaults(problem.spec, inputs)
 
 
 def expected_from_json(problem: Problem, value: Any, max_elements: int) -> Result:
     """One array (nested lists), or for several outputs an object with one array per name."""
     outputs = problem.spec.outputs
+    # A bool output's expected values are true/false; every other output's are numbers.
+    kind = {o.name: "bool" if o.dtype == "bool" else "float64" for o in outputs}
     if not problem.spec.multiple_outputs:
-        return array_from_json("expected", value, max_elements)
+        return array_from_json("expected", value, max_elements, kind[outputs[0].name])
     names = [o.name for o in outputs]
     if not isinstance(value, dict) or sorted(value) != sorted(names):
         raise InvalidCase("expected", f"must be an object with one array per output {names}")
-    return tuple(array_from_json(f"expected.{n}", value[n], max_elements) for n in names)
+    return tuple(array_from_json(f"expected.{n}", value[n], max_elements, kind[n]) for n in names)
 
 
 def inputs_from_npz(
@@ -110,10 +125,15 @@ def inputs_from_npz(
         param = _param(problem, name, "member")
         if isinstance(param, ArrayParam):
             inputs[name] = array
+        elif isinstance(param, FloatParam):
+            if array.ndim != 0 or array.dtype.kind not in "iuf":
+                raise InvalidCase(f"inputs.{name}", "must be a 0-d number array (np.float64(1e-5))")
+            inputs[name] = float(array)
         elif array.ndim == 0 and array.dtype.kind in "iu":
             inputs[name] = int(array)
         else:
             raise InvalidCase(f"inputs.{name}", "must be a 0-d integer array (np.int64(2))")
+    inputs = with_defaults(spec, inputs)
     if not given:
         return inputs, None
     if not spec.multiple_outputs:
@@ -199,7 +219,7 @@ def _check_raises(
 
 
 def _check_given(field: str, tol: Tolerance, given: np.ndarray, reference: np.ndarray) -> None:
-    if given.dtype.kind not in "iuf":
+    if given.dtype.kind not in "biuf":
         raise InvalidCase(field, "must hold only numbers")
     given = given.astype(np.float64)
     if given.shape != reference.shape:

@@ -3,6 +3,7 @@
 import numpy as np
 
 from app.problems.cases import InvalidCase, TestCase
+from app.problems.helpers import qkv
 from app.problems.hooks import CaseWarning
 
 
@@ -17,15 +18,8 @@ def check_case(inputs, dims):
 
 def _case(name, rng, lead, n_q, n_k, d, visibility="hidden"):
     # Entries of order one over sqrt(sqrt(d)) keep the scaled scores of order one.
-    s = d**-0.25
     return TestCase(
-        name=name,
-        visibility=visibility,
-        inputs={
-            "q": s * rng.standard_normal((*lead, n_q, d)),
-            "k": s * rng.standard_normal((*lead, n_k, d)),
-            "v": rng.standard_normal((*lead, n_k, d)),
-        },
+        name=name, visibility=visibility, inputs=qkv(rng, lead, n_q, n_k, d, scale=d**-0.25)
     )
 
 

@@ -9,18 +9,15 @@ diagonal leaves the first query with no key at all, and one has a single query.
 import numpy as np
 
 from app.problems.errormodel import Probe
+from app.problems.helpers import close as _close
+from app.problems.helpers import qkv
 
 # The property probes' sizes: three queries at the end of five positions.
 BATCH, N_Q, N_K, D = 2, 3, 5, 4
 
 
 def _inputs(rng, lead, n_q, n_k, d):
-    s = d**-0.25
-    return {
-        "q": s * rng.standard_normal((*lead, n_q, d)),
-        "k": s * rng.standard_normal((*lead, n_k, d)),
-        "v": rng.standard_normal((*lead, n_k, d)),
-    }
+    return qkv(rng, lead, n_q, n_k, d, scale=d**-0.25)
 
 
 def _positions():
@@ -59,10 +56,6 @@ def probes(rng):
         prop("zero-queries", q=np.zeros_like(base["q"]), v=_positions()),
     ]
     return out
-
-
-def _close(a, b):
-    return np.allclose(a, b, rtol=1e-6, atol=1e-9 * max(1.0, float(np.abs(b).max())))
 
 
 def implicated(outputs):

@@ -3,6 +3,7 @@
 import numpy as np
 
 from app.problems.cases import InvalidCase, TestCase
+from app.problems.helpers import projection
 from app.problems.hooks import CaseWarning
 
 
@@ -27,13 +28,12 @@ def inputs_of(rng, batch, n, d_model, num_heads, num_kv_heads, scale=1.0):
     """Random inputs of the given sizes; weights ~ 1/sqrt(d_model) keep the scores of order one
     (a softmax neither saturated nor flat). ``scale`` multiplies x."""
     d_kv = num_kv_heads * (d_model // num_heads)
-    w = 1.0 / np.sqrt(d_model)
     return {
         "x": scale * rng.standard_normal((batch, n, d_model)),
-        "W_q": w * rng.standard_normal((d_model, d_model)),
-        "W_k": w * rng.standard_normal((d_model, d_kv)),
-        "W_v": w * rng.standard_normal((d_model, d_kv)),
-        "W_o": w * rng.standard_normal((d_model, d_model)),
+        "W_q": projection(rng, d_model, d_model),
+        "W_k": projection(rng, d_model, d_kv),
+        "W_v": projection(rng, d_model, d_kv),
+        "W_o": projection(rng, d_model, d_model),
         "num_heads": num_heads,
         "num_kv_heads": num_kv_heads,
     }

@@ -11,6 +11,8 @@ large-magnitude probe whose scores overflow np.exp.
 import numpy as np
 
 from app.problems.errormodel import Probe
+from app.problems.helpers import close as _close
+from app.problems.helpers import projection
 
 # The property probes' sizes: four query heads of width D_K in two groups of two.
 D_K = 3
@@ -20,13 +22,12 @@ GROUP = HEADS // KV_HEADS
 
 def _inputs(rng, batch, n, d_model, num_heads, num_kv_heads, scale=1.0):
     d_kv = num_kv_heads * (d_model // num_heads)
-    w = 1.0 / np.sqrt(d_model)
     return {
         "x": scale * rng.standard_normal((batch, n, d_model)),
-        "W_q": w * rng.standard_normal((d_model, d_model)),
-        "W_k": w * rng.standard_normal((d_model, d_kv)),
-        "W_v": w * rng.standard_normal((d_model, d_kv)),
-        "W_o": w * rng.standard_normal((d_model, d_model)),
+        "W_q": projection(rng, d_model, d_model),
+        "W_k": projection(rng, d_model, d_kv),
+        "W_v": projection(rng, d_model, d_kv),
+        "W_o": projection(rng, d_model, d_model),
         "num_heads": num_heads,
         "num_kv_heads": num_kv_heads,
     }
@@ -71,10 +72,6 @@ def probes(rng):
         prop("uniform-values", x=x, W_v=np.full((d, d_kv), 1.0 / d)),
     ]
     return out
-
-
-def _close(a, b):
-    return np.allclose(a, b, rtol=1e-6, atol=1e-9 * max(1.0, float(np.abs(b).max())))
 
 
 def _changed_heads(before, after):

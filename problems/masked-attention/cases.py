@@ -4,6 +4,7 @@ hidden cases over several leading shapes and mask shapes, and cases that must ra
 import numpy as np
 
 from app.problems.cases import TestCase, broadcastable
+from app.problems.helpers import qkv
 from app.problems.hooks import CaseWarning
 
 
@@ -27,9 +28,7 @@ def _case(name, rng, lead, n_q, n_k, d_k, d_v, mask_shape=None, visibility="hidd
         name=name,
         visibility=visibility,
         inputs={
-            "q": rng.standard_normal((*lead, n_q, d_k)),
-            "k": rng.standard_normal((*lead, n_k, d_k)),
-            "v": rng.standard_normal((*lead, n_k, d_v)),
+            **qkv(rng, lead, n_q, n_k, d_k, d_v),
             "mask": None if mask_shape is None else random_mask(rng, mask_shape),
         },
     )

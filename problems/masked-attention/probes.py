@@ -11,6 +11,8 @@ what it returns instead (NaN or uniform weights).
 import numpy as np
 
 from app.problems.errormodel import Probe
+from app.problems.helpers import close as _close
+from app.problems.helpers import qkv
 
 # The property probe's mask (True = blocked) and values are fixed, so the checks can read them.
 PROP_MASK = np.array(
@@ -30,9 +32,7 @@ def _mixed_mask(rng, shape):
 
 def _inputs(rng, lead, n_q, n_k, d_k, d_v, mask_shape):
     return {
-        "q": rng.standard_normal((*lead, n_q, d_k)),
-        "k": rng.standard_normal((*lead, n_k, d_k)),
-        "v": rng.standard_normal((*lead, n_k, d_v)),
+        **qkv(rng, lead, n_q, n_k, d_k, d_v),
         "mask": None if mask_shape is None else _mixed_mask(rng, mask_shape),
     }
 
@@ -64,10 +64,6 @@ def probes(rng):
     }
     out.append(Probe("prop-masked", prop, purpose="property"))
     return out
-
-
-def _close(a, b):
-    return np.allclose(a, b, rtol=1e-6, atol=1e-9 * max(1.0, float(np.abs(b).max(initial=0.0))))
 
 
 def implicated(outputs):

@@ -3,6 +3,7 @@
 import numpy as np
 
 from app.problems.cases import InvalidCase, TestCase
+from app.problems.helpers import projection
 from app.problems.hooks import CaseWarning
 
 
@@ -15,8 +16,7 @@ def check_case(inputs, dims):
 
 
 def _case(name, rng, batch, n_q, n_k, d_model, num_heads, scale=1.0, visibility="hidden"):
-    # Weights ~ 1/sqrt(d_model) keep scores of order one: softmax neither saturated nor flat.
-    w = 1.0 / np.sqrt(d_model)
+    # Weights ~ 1/sqrt(d_model) (projection) keep scores of order one.
     return TestCase(
         name=name,
         visibility=visibility,
@@ -24,10 +24,10 @@ def _case(name, rng, batch, n_q, n_k, d_model, num_heads, scale=1.0, visibility=
             "Q": scale * rng.standard_normal((batch, n_q, d_model)),
             "K": scale * rng.standard_normal((batch, n_k, d_model)),
             "V": rng.standard_normal((batch, n_k, d_model)),
-            "W_q": w * rng.standard_normal((d_model, d_model)),
-            "W_k": w * rng.standard_normal((d_model, d_model)),
-            "W_v": w * rng.standard_normal((d_model, d_model)),
-            "W_o": w * rng.standard_normal((d_model, d_model)),
+            "W_q": projection(rng, d_model, d_model),
+            "W_k": projection(rng, d_model, d_model),
+            "W_v": projection(rng, d_model, d_model),
+            "W_o": projection(rng, d_model, d_model),
             "num_heads": num_heads,
         },
     )

@@ -11,20 +11,21 @@ lengths) and one large-magnitude probe whose scores overflow np.exp.
 import numpy as np
 
 from app.problems.errormodel import Probe
+from app.problems.helpers import close as _close
+from app.problems.helpers import projection
 
 D_K = 4  # the property probes' head width
 
 
 def _inputs(rng, batch, n_q, n_k, d_model, num_heads, scale=1.0):
-    w = 1.0 / np.sqrt(d_model)
     return {
         "Q": scale * rng.standard_normal((batch, n_q, d_model)),
         "K": scale * rng.standard_normal((batch, n_k, d_model)),
         "V": rng.standard_normal((batch, n_k, d_model)),
-        "W_q": w * rng.standard_normal((d_model, d_model)),
-        "W_k": w * rng.standard_normal((d_model, d_model)),
-        "W_v": w * rng.standard_normal((d_model, d_model)),
-        "W_o": w * rng.standard_normal((d_model, d_model)),
+        "W_q": projection(rng, d_model, d_model),
+        "W_k": projection(rng, d_model, d_model),
+        "W_v": projection(rng, d_model, d_model),
+        "W_o": projection(rng, d_model, d_model),
         "num_heads": num_heads,
     }
 
@@ -84,10 +85,6 @@ def probes(rng):
         prop("uniform-values", **uniform),
     ]
     return out
-
-
-def _close(a, b):
-    return np.allclose(a, b, rtol=1e-6, atol=1e-9 * max(1.0, float(np.abs(b).max())))
 
 
 def implicated(outputs):

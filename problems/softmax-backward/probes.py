@@ -10,6 +10,7 @@ three dimensions.
 import numpy as np
 
 from app.problems.errormodel import Probe
+from app.problems.helpers import close, softmax
 
 # The property probes: one 3-D array softmaxed along its middle axis, and the slice along that
 # axis at batch 0, column 0 ("the fibre"), which is all one upstream value may influence.
@@ -18,14 +19,9 @@ PROP_AXIS = 1
 FIBRE = (0, slice(None), 0)
 
 
-def _softmax(logits, axis):
-    shifted = np.exp(logits - logits.max(axis=axis, keepdims=True))
-    return shifted / shifted.sum(axis=axis, keepdims=True)
-
-
 def _inputs(rng, shape, axis):
     return {
-        "probabilities": _softmax(1.5 * rng.standard_normal(shape), axis),
+        "probabilities": softmax(1.5 * rng.standard_normal(shape), axis),
         "upstream": rng.standard_normal(shape),
         "axis": axis,
     }
@@ -56,7 +52,7 @@ def probes(rng):
 
 
 def _close(a, b):
-    return np.allclose(a, b, rtol=1e-6, atol=1e-9)
+    return close(a, b, scaled=False)
 
 
 def implicated(outputs):

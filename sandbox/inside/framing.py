@@ -16,9 +16,10 @@ and, for each of the ``cases`` cases::
     J {"args": [ARG, ...]}
     B that case's input bytes
 
-where ``ARG`` (one per parameter, in ``param_names`` order) is ``{"int": int}``, ``{"none":
-true}`` (the argument is None: an omitted optional parameter) or ``{"dtype": str, "shape":
-[int], "offset": int}``: a C-ordered array of a numeric or boolean dtype (``numpy.dtype.str``,
+where ``ARG`` (one per parameter, in ``param_names`` order) is ``{"int": int}``, ``{"float":
+float}`` (finite; JSON's shortest repr reads back as the same double), ``{"none": true}`` (the
+argument is None: an omitted optional parameter) or ``{"dtype": str, "shape": [int], "offset":
+int}``: a C-ordered array of a numeric or boolean dtype (``numpy.dtype.str``,
 e.g. ``"<f8"``, ``"|b1"``) whose raw bytes start at ``offset`` in its case's input bytes. The
 host aligns offsets to 64 bytes; every array argument has bytes of its own. The first ``public``
 cases are public (their details may be shown to the student); every later one is hidden (a

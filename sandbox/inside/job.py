@@ -92,7 +92,7 @@ class Slot:
         self.end = end
 
 
-Arg = Slot | int | None
+Arg = Slot | int | float | None
 
 
 def parse_args(spec: Any, param_names: list[str], base: int, size: int, np: Any) -> list[Arg]:
@@ -106,6 +106,9 @@ def parse_args(spec: Any, param_names: list[str], base: int, size: int, np: Any)
     for pname, arg in zip(param_names, spec["args"], strict=True):
         if isinstance(arg, dict) and type(arg.get("int")) is int:
             args.append(arg["int"])
+            continue
+        if isinstance(arg, dict) and type(arg.get("float")) is float:
+            args.append(arg["float"])
             continue
         if isinstance(arg, dict) and arg.get("none") is True:
             args.append(None)

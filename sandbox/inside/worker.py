@@ -92,7 +92,7 @@ class Worker:
                 stream.flush()
         self.exit(0)  # also ends threads the submission left running
 
-    def load_case(self) -> list[Slot | int | None]:
+    def load_case(self) -> list[Slot | int | float | None]:
         """The current case's arguments, as the supervisor laid them before acknowledging."""
         try:
             (length,) = self.unpack_length(self.region)
@@ -179,7 +179,9 @@ class Worker:
     def load_failed(self, kind: str, exc: BaseException) -> None:
         self.send_json({"type": "load_failed", "kind": kind, "error": describe(exc)})
 
-    def run_case(self, fn: Callable[..., Any], index: int, args: list[Slot | int | None]) -> None:
+    def run_case(
+        self, fn: Callable[..., Any], index: int, args: list[Slot | int | float | None]
+    ) -> None:
         values: list[Any] = []
         for arg in args:
             if isinstance(arg, Slot):

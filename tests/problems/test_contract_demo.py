@@ -6,6 +6,7 @@ instructor cases."""
 from __future__ import annotations
 
 import io
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,7 +19,7 @@ from fastapi.testclient import TestClient
 from app.core.config import Settings
 from app.grading.compare import HIDDEN_WORDING
 from app.main import create_app
-from app.problems.loader import ProblemLoadError, load_problem, problem_folders
+from app.problems.loader import FoldersRefused, ProblemLoadError, load_problem, problem_folders
 from tests.conftest import PROBLEMS_DIR
 from tests.instructors.conftest import Tokens, add_tokens, bearer, error_of
 from tests.support.api import grade_at
@@ -59,6 +60,7 @@ def test_both_folders_are_served_and_the_demo_shows_its_contract(api: TestClient
         "optional": True,
         "minimum": None,
         "maximum": None,
+        "default": None,
     }
     assert params["temperature"]["minimum"] == 1 and params["temperature"]["maximum"] == 8
     assert [o["name"] for o in detail["outputs"]] == ["output", "weights"]
@@ -319,10 +321,11 @@ def test_a_broken_extra_folder_stops_start_up_naming_file_and_field(tmp_path: Pa
     settings = Settings(
         data_dir=tmp_path / "data", problems_dir=PROBLEMS_DIR, problem_dirs=str(broken.parent)
     )
-    with pytest.raises(ProblemLoadError) as info:
+    with pytest.raises(FoldersRefused) as info:
         create_app(settings)
-    assert info.value.path == toml
-    assert info.value.field is not None and "dtype" in info.value.field
+    [(folder, [defect])] = info.value.refused.items()
+    assert folder == broken
+    assert re.match(r"problem\.toml: params\.\d\.array\.dtype: ", defect), defect
 
 
 def test_a_reference_returning_one_array_for_two_outputs_names_the_case(tmp_path: Path):

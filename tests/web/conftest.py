@@ -166,10 +166,11 @@ def page(browser: object, server: Server) -> Iterator[object]:
         yield pg
 
 
-# The test problems of tests/problems (the contract demo, the variadic demo), served beside the
+# The test problems of tests/problems (the contract, variadic and float demos), served beside the
 # shipped ones through GRADER_PROBLEM_DIRS.
 FIXTURE_PROBLEM_DIRS = ":".join(
-    str(REPO_ROOT / "tests" / "problems" / name) for name in ("fixtures", "fixtures-variadic")
+    str(REPO_ROOT / "tests" / "problems" / name)
+    for name in ("fixtures", "fixtures-variadic", "fixtures-float")
 )
 
 

@@ -261,6 +261,9 @@ def problem_markdown(problem: dict[str, Any]) -> str:
     parts = [str(problem.get("statement_markdown", ""))]
     if problem.get("signature"):
         parts.append(f"## Signature\n\n```python\n{problem['signature']}\n```")
+    scalars = [p for p in dicts(problem.get("params")) if p.get("kind") in ("int", "float")]
+    if scalars:
+        parts.append("## Numbers\n\n" + "\n".join(scalar_line(p) for p in scalars))
     requirements = dicts(problem.get("requirements"))
     if requirements:
         lines = [
@@ -269,6 +272,15 @@ def problem_markdown(problem: dict[str, Any]) -> str:
         ]
         parts.append("## Requirements\n\n" + "\n".join(lines))
     return "\n\n".join(parts)
+
+
+def scalar_line(param: dict[str, Any]) -> str:
+    """An int or float parameter with its bounds (exact: the values a case must respect)."""
+    what = "an integer" if param.get("kind") == "int" else "a number"
+    line = f"- `{param.get('name')}`: {what} from {param.get('minimum')} to {param.get('maximum')}"
+    if param.get("default") is not None:
+        line += f", default {param['default']!r}"
+    return line + (" (or None)" if param.get("optional") else "")
 
 
 def problem_renderable(problem: dict[str, Any]) -> RenderableType:

@@ -217,6 +217,11 @@ const detailOf = (id) => {
 
 function paramLabel(param) {
   if (param.kind === "int") return `${param.name}: an integer from ${param.minimum} to ${param.maximum}`;
+  if (param.kind === "float") {
+    // Exact, not rounded for display: an instructor copies these values.
+    const fallback = param.default != null ? `; empty for the default ${param.default}` : "";
+    return `${param.name}: a number from ${param.minimum} to ${param.maximum}${fallback}`;
+  }
   const what = param.dtype === "bool" ? "true/false" : "numbers";
   const note = variadicNote([param.shape]);
   return `${param.name}: nested lists of ${what}, shape ${shapeText(param.shape)}${note ? `; ${note}` : ""}`;
@@ -243,7 +248,16 @@ function renderParamFields() {
     const input =
       param.kind === "int"
         ? h("input", { id, type: "number", min: String(param.minimum), max: String(param.maximum), step: "1" })
-        : h("textarea", { id, rows: "3", spellcheck: "false", placeholder: param.dtype === "bool" ? "[[true, false], [false, true]]" : "[[0.5, -1.25], [2.0, 0.0]]" });
+        : param.kind === "float"
+          ? h("input", {
+              id,
+              type: "number",
+              min: String(param.minimum),
+              max: String(param.maximum),
+              step: "any",
+              placeholder: param.default != null ? String(param.default) : "",
+            })
+          : h("textarea", { id, rows: "3", spellcheck: "false", placeholder: param.dtype === "bool" ? "[[true, false], [false, true]]" : "[[0.5, -1.25], [2.0, 0.0]]" });
     box.append(
       h(
         "div",
@@ -273,8 +287,10 @@ function fieldInputs() {
       continue;
     }
     const text = document.getElementById(id).value.trim();
+    // Left empty, a float with a default is left out: the server stores the default with the case.
+    if (!text && param.kind === "float" && param.default != null) continue;
     if (!text) throw new Error(`${param.name}: give a value${param.optional ? " or tick “no value”" : ""}.`);
-    if (param.kind === "int") {
+    if (param.kind === "int" || param.kind === "float") {
       inputs[param.name] = Number(text);
       continue;
     }

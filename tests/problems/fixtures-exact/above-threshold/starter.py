@@ -1,0 +1,5 @@
+import numpy as np
+
+
+def above_threshold(x, threshold):
+    raise NotImplementedError
