@@ -162,3 +162,17 @@ def test_clear_messages_for_404_413_422_and_a_server_that_is_down(grader: Grader
 
     unreadable = tj("submit", PROBLEM, str(tmp_path / "nope.py"), url=grader.url)
     assert unreadable.returncode == 2 and "cannot read" in unreadable.stderr
+
+
+def test_a_url_without_a_scheme_means_http_and_a_wrong_one_says_why(grader: Grader):
+    bare = grader.url.removeprefix("http://")
+    assert bare != grader.url
+    listing = tj("--url", bare, "problems", "--json", url="")
+    assert listing.returncode == 0, listing.stderr
+    assert PROBLEM in [p["id"] for p in json.loads(listing.stdout)]
+
+    wrong = tj("--url", f"ftp://{bare}", "problems", url="")
+    assert wrong.returncode == 2
+    assert "the scheme must be http:// or https://, not ftp://" in wrong.stderr
+    port = tj("problems", url="127.0.0.1:80oo")
+    assert port.returncode == 2 and "is not a server URL" in port.stderr

@@ -111,9 +111,9 @@ class Cli:
     def problems(self) -> int:
         found = self.judge.problems()
         if self.args.json:
-            self.emit_json(found)
+            self.emit_json(found.raw)
         else:
-            self.out.print(view.problems_table(found))
+            self.out.print(view.problems_table(found.raw))
         return EXIT_OK
 
     def show(self) -> int:
@@ -340,7 +340,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     for option, default in (("url", None), ("timeout", DEFAULT_TIMEOUT), ("json", False)):
         if not hasattr(args, option):
             setattr(args, option, default)
-    cli = Cli(args)
+    try:
+        cli = Cli(args)
+    except JudgeError as exc:
+        # A malformed --url / TJ_URL: nothing was sent.
+        Console(stderr=True, highlight=False, markup=False).print(f"tj: {exc}")
+        return EXIT_USAGE
     try:
         code: int = args.handler(cli)
         return code

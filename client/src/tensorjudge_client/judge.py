@@ -16,7 +16,7 @@ from httpx_sse import EventSource
 
 from tensorjudge_client.credentials import stored_token
 from tensorjudge_client.errors import JudgeError, unreachable
-from tensorjudge_client.models import Problem, Result
+from tensorjudge_client.models import Problem, ProblemSummary, Records, Result
 from tensorjudge_client.source import function_source
 from tensorjudge_client.transport import (
     DEFAULT_RETRIES,
@@ -24,6 +24,7 @@ from tensorjudge_client.transport import (
     DEFAULT_URL,
     Transport,
     backoff,
+    server_url,
 )
 
 # Called with each event of a submission's stream: ("status", {"status": "running", ...}),
@@ -55,7 +56,7 @@ class Judge:
         timeout: float = DEFAULT_TIMEOUT,
         retries: int = DEFAULT_RETRIES,
     ) -> None:
-        self.url = (url or os.environ.get("TJ_URL") or DEFAULT_URL).rstrip("/")
+        self.url = server_url(url or os.environ.get("TJ_URL") or DEFAULT_URL)
         self.http = Transport(
             self.url,
             token=token if token is not None else default_token(self.url),
@@ -101,9 +102,12 @@ class Judge:
 
     # -- problems --------------------------------------------------------------------------------
 
-    def problems(self) -> list[dict[str, Any]]:
+    def problems(self) -> Records[ProblemSummary]:
+        """Every problem: ``p.id``, ``p.title``, ``p.difficulty``, ``p.summary`` (or
+        ``p["id"]``); shown as a table."""
         found = self.http.json("GET", "/api/problems")
-        return [p for p in found if isinstance(p, dict)] if isinstance(found, list) else []
+        rows = [p for p in found if isinstance(p, dict)] if isinstance(found, list) else []
+        return Records("Problems", [ProblemSummary(p) for p in rows])
 
     def problem(self, problem_id: str) -> Problem:
         problem = Problem(self.http.json("GET", _path("api/problems", problem_id)))

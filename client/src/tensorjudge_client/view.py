@@ -69,7 +69,15 @@ def fmt(value: Any) -> str:
 
 
 def shape_text(shape: Any) -> str:
-    return "(" + ", ".join(str(d) for d in shape) + ")" if isinstance(shape, list) else "?"
+    """Python's spelling, as the page writes it: ``(2,)``, ``(2, 3)``, ``()``."""
+    if not isinstance(shape, list):
+        return "?"
+    return repr(tuple(int(d) if isinstance(d, int) else d for d in shape)).replace("'", "")
+
+
+def is_empty(value: Any) -> bool:
+    """No content for a cell: a single-output result's ``outputs: []`` says nothing per row."""
+    return value is None or value == "" or value == [] or value == {}
 
 
 def is_scalar(value: Any) -> bool:
@@ -82,12 +90,14 @@ def test_columns(tests: list[dict[str, Any]]) -> list[str]:
     """The known columns present, then every other field that fits in a cell."""
     keys: dict[str, None] = {}
     for test in tests:
-        keys.update(dict.fromkeys(test))
+        keys.update(dict.fromkeys(k for k, v in test.items() if not is_empty(v)))
     columns = [k for k in TEST_COLUMNS if k in keys]
     if any(k in keys for k in SHAPE_FIELDS):
         columns.append("shape")
     skip = set(TEST_COLUMNS) | set(SHAPE_FIELDS) | set(PICTURE_FIELDS) | {"seconds"}
     columns += [k for k in keys if k not in skip and all(is_scalar(t.get(k)) for t in tests)]
+    if any(dicts(t.get("outputs")) for t in tests):
+        columns.append("outputs")
     if "seconds" in keys:
         columns.append("seconds")
     # A column empty in every row (no largest error when shapes differ) only takes room.
@@ -103,6 +113,12 @@ def test_cell(test: dict[str, Any], column: str) -> str:
     if column == "status":
         status = str(test.get("status", ""))
         return f"{MARKS.get(status, ('?', ''))[0]} {status}"
+    if column == "outputs":
+        # Several outputs: each one's verdict by name, the detail is in the JSON and the HTML.
+        return ", ".join(
+            f"{o.get('name', '?')} {MARKS.get(str(o.get('status')), ('?', ''))[0]}"
+            for o in dicts(test.get("outputs"))
+        )
     if column == "seconds" and isinstance(test.get("seconds"), int | float):
         return f"{test['seconds'] * 1000:.0f} ms"
     return fmt(test.get(column))
@@ -295,12 +311,17 @@ def record_cell(value: Any) -> str:
 NAME_COLUMNS = frozenset({"id", "name"})
 
 
+def record_columns(rows: list[dict[str, Any]]) -> list[str]:
+    keys: dict[str, None] = {}
+    for row in rows:
+        keys.update(dict.fromkeys(k for k, v in row.items() if not is_empty(v)))
+    return list(keys)
+
+
 def records_table(title: str, rows: list[dict[str, Any]]) -> Table:
     """Any list of JSON objects: one column per field that some row fills (a server may add
     fields, most of them empty for most rows, and a wide table would fold every cell)."""
-    keys: dict[str, None] = {}
-    for row in rows:
-        keys.update(dict.fromkeys(k for k, v in row.items() if v not in (None, "", [], {})))
+    keys = record_columns(rows)
     table = Table(title=Text(title), title_justify="left")
     for column in keys:
         named = column in NAME_COLUMNS
