@@ -31,6 +31,7 @@ from app.lifespan import lifespan
 from app.problems.loader import load_problems
 from app.problems.routes import router as problems_router
 from app.reports.routes import router as reports_router
+from app.submissions.list_routes import router as submission_list_router
 from app.submissions.routes import body_cap as submission_body_cap
 from app.submissions.routes import router as submissions_router
 from app.testcases.routes import body_cap as case_body_cap
@@ -62,6 +63,7 @@ ROUTERS = (
     pages_router,
     wheel_router,
     submissions_router,
+    submission_list_router,
     testcases_router,
     reports_router,
     assignments_router,

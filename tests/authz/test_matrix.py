@@ -137,6 +137,9 @@ RULES: dict[tuple[str, str], Rule] = {
     ("GET", "/api/submissions/{submission_id}"): Rule(COURSE_MEMBERS),
     ("GET", "/api/submissions/{submission_id}/events"): Rule(COURSE_MEMBERS),
     ("POST", "/api/submissions/{submission_id}/regrade"): Rule(CATALOG_STAFF),
+    # Finding practice submissions (every account's) is for the catalog's staff only.
+    ("GET", "/api/submissions"): Rule(CATALOG_STAFF),
+    ("POST", "/api/submissions/regrade"): Rule(CATALOG_STAFF, query="?problem=no-such-problem"),
 }
 
 

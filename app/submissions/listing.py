@@ -1,0 +1,160 @@
+"""Finding submissions for instructors: the filters, the query (newest first, keyset-paginated
+by an opaque cursor) and each row as the list shows it."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, Field
+from sqlalchemy import Select, and_, or_, select
+from sqlalchemy.orm import Session
+
+from app.auth.models import User
+from app.core.errors import ApiError
+from app.grading.verdicts import Verdict
+from app.submissions.models import Submission
+from app.submissions.schemas import Mode, Status
+
+MAX_PAGE = 200
+# What a diagnosis code looks like (lower case, digits, hyphens): no LIKE wildcard can slip in.
+CODE_PATTERN = r"^[a-z0-9][a-z0-9-]{0,63}$"
+
+
+class SubmissionFilters(BaseModel):
+    """Which submissions: every given filter applies (AND)."""
+
+    problem: str | None = Field(default=None, max_length=128, description="A problem id.")
+    verdict: Verdict | None = None
+    diagnosis: str | None = Field(
+        default=None,
+        pattern=CODE_PATTERN,
+        description="A diagnosis code the result carries, e.g. `missing-wo`.",
+    )
+    since: datetime | None = Field(default=None, description="Created at or after (ISO 8601).")
+    until: datetime | None = Field(default=None, description="Created before (ISO 8601).")
+    user_id: int | None = Field(default=None, ge=1, description="The submitting account.")
+    mode: Mode | None = None
+    status: Status | None = None
+
+
+class SubmissionRow(BaseModel):
+    id: str
+    problem_id: str
+    mode: Mode
+    status: Status
+    verdict: Verdict | None = None
+    score: float | None = None
+    diagnoses: list[str] = Field(description="The result's diagnosis codes.")
+    user_id: int | None = Field(description="None: anonymous practice.")
+    user_name: str | None = None
+    run: int = Field(description="1, then one more per regrade.")
+    test_set_version: int | None = None
+    created_at: datetime
+    finished_at: datetime | None = None
+
+
+class SubmissionPage(BaseModel):
+    items: list[SubmissionRow]
+    next_cursor: str | None = Field(
+        description="Pass as `cursor` for the next (older) page; null on the last page."
+    )
+
+
+def encode_cursor(row: Submission) -> str:
+    raw = json.dumps([row.created_at.isoformat(), row.id]).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> tuple[datetime, str]:
+    try:
+        padded = cursor + "=" * (-len(cursor) % 4)
+        created, submission_id = json.loads(base64.urlsafe_b64decode(padded.encode()))
+        return datetime.fromisoformat(created), str(submission_id)
+    except (ValueError, TypeError, binascii.Error):
+        raise ApiError(
+            422, "invalid_cursor", "the cursor is not one this list handed out", "cursor"
+        ) from None
+
+
+def practice_query(filters: SubmissionFilters) -> Select[Submission, str]:
+    """Practice submissions (outside every assignment) matching ``filters``, newest first,
+    with the submitting account's name."""
+    columns = Submission.__table__.c
+    conditions: list[Any] = [columns.assignment_id.is_(None)]
+    if filters.problem is not None:
+        conditions.append(columns.problem_id == filters.problem)
+    if filters.verdict is not None:
+        conditions.append(columns.verdict == filters.verdict.value)
+    if filters.diagnosis is not None:
+        # The stored report is compact JSON (pydantic's dump) where only a diagnosis has a
+        # "code" key; the pattern rules out LIKE's wildcards.
+        conditions.append(columns.report.like(f'%"code":"{filters.diagnosis}"%'))
+    if filters.since is not None:
+        conditions.append(columns.created_at >= filters.since)
+    if filters.until is not None:
+        conditions.append(columns.created_at < filters.until)
+    if filters.user_id is not None:
+        conditions.append(columns.user_id == filters.user_id)
+    if filters.mode is not None:
+        conditions.append(columns.mode == filters.mode)
+    if filters.status is not None:
+        conditions.append(columns.status == filters.status)
+    return (
+        select(Submission, User.name)
+        .outerjoin(User, User.id == Submission.user_id)
+        .where(*conditions)
+        .order_by(Submission.created_at.desc(), Submission.id.desc())
+    )
+
+
+def diagnosis_codes(report: str | None) -> list[str]:
+    if not report:
+        return []
+    found = json.loads(report).get("diagnoses") or []
+    return [str(d.get("code")) for d in found if isinstance(d, dict)]
+
+
+def row_out(submission: Submission, user_name: str | None) -> SubmissionRow:
+    return SubmissionRow(
+        id=submission.id,
+        problem_id=submission.problem_id,
+        mode=submission.mode,
+        status=submission.status,
+        verdict=submission.verdict,
+        score=submission.score,
+        diagnoses=diagnosis_codes(submission.report),
+        user_id=submission.user_id,
+        user_name=user_name,
+        run=submission.run,
+        test_set_version=submission.test_set_version,
+        created_at=submission.created_at,
+        finished_at=submission.finished_at,
+    )
+
+
+def list_practice(
+    session: Session, filters: SubmissionFilters, limit: int, cursor: str | None
+) -> SubmissionPage:
+    query = practice_query(filters)
+    if cursor:
+        created, submission_id = decode_cursor(cursor)
+        query = query.where(
+            or_(
+                Submission.created_at < created,
+                and_(Submission.created_at == created, Submission.id < submission_id),
+            )
+        )
+    found = session.execute(query.limit(limit + 1)).all()
+    rows = [row_out(s, name) for s, name in found[:limit]]
+    last = encode_cursor(found[limit - 1][0]) if len(found) > limit else None
+    return SubmissionPage(items=rows, next_cursor=last)
+
+
+def matching_ids(session: Session, filters: SubmissionFilters, at_most: int) -> list[str]:
+    """The ids of up to ``at_most`` matching submissions, newest first."""
+    query = practice_query(filters).with_only_columns(Submission.id).limit(at_most)
+    return list(session.scalars(query))
