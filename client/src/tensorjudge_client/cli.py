@@ -344,7 +344,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         cli = Cli(args)
     except JudgeError as exc:
         # A malformed --url / TJ_URL: nothing was sent.
-        Console(stderr=True, highlight=False, markup=False).print(f"tj: {exc}")
+        Console(stderr=True, highlight=False, markup=False, soft_wrap=True).print(f"tj: {exc}")
         return EXIT_USAGE
     try:
         code: int = args.handler(cli)
