@@ -219,6 +219,37 @@ class Judge:
             f"read it later with `tj result {submission_id}`"
         )
 
+    # -- instructor submissions (TJ_TOKEN) -------------------------------------------------------
+
+    def submissions(
+        self, *, limit: int = 50, cursor: str | None = None, **filters: Any
+    ) -> dict[str, Any]:
+        """Practice submissions, newest first: ``{"items": [...], "next_cursor": ...}``.
+        ``filters``: problem, verdict, diagnosis, since, until (ISO 8601), user_id, mode,
+        status."""
+        params = {k: v for k, v in filters.items() if v is not None}
+        params["limit"] = limit
+        if cursor:
+            params["cursor"] = cursor
+        found: dict[str, Any] = self.http.json("GET", "/api/submissions", params=params)
+        return found
+
+    def regrade(self, submission_id: str) -> dict[str, Any]:
+        """Grade a finished submission again on the current test set."""
+        queued: dict[str, Any] = self.http.json(
+            "POST", _path("api/submissions", submission_id) + "/regrade", idempotent=False
+        )
+        return queued
+
+    def regrade_matching(self, **filters: str | int | None) -> dict[str, Any]:
+        """Every practice submission the filters match (as ``submissions`` takes them), graded
+        again; refused (422) when more match than the server's cap."""
+        params = {k: v for k, v in filters.items() if v is not None}
+        counts: dict[str, Any] = self.http.json(
+            "POST", "/api/submissions/regrade", params=params, idempotent=False
+        )
+        return counts
+
     # -- instructor test cases (TJ_TOKEN) --------------------------------------------------------
 
     def cases(self, problem_id: str) -> dict[str, Any]:

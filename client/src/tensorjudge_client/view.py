@@ -300,6 +300,64 @@ def problems_table(problems: Iterable[dict[str, Any]]) -> Table:
     return table
 
 
+def submissions_table(rows: list[dict[str, Any]]) -> Table:
+    """The instructors' list: one line per submission, newest first."""
+    title = Text(f"Submissions ({len(rows)})")
+    # Tight padding: the whole id (for `tj submissions regrade ID`) and the verdict stay on one
+    # line in 120 columns; the problem and the diagnoses wrap when they must.
+    table = Table(title=title, title_justify="left", box=None, padding=(0, 1), pad_edge=False)
+    for column in ("ID", "Created", "Problem", "Account", "Verdict", "Score", "Diagnoses", "Run"):
+        keep = column in ("ID", "Created", "Verdict", "Score", "Run")
+        table.add_column(column, no_wrap=keep, overflow="fold", header_style="bold underline")
+    for r in rows:
+        # Month, day and time (UTC): the list is newest first; --json has the whole date.
+        created = str(r.get("created_at", ""))[5:16].replace("T", " ")
+        verdict = verdict_label(r.get("verdict")) if r.get("verdict") else str(r.get("status"))
+        score = r.get("score")
+        who = r.get("user_name") or ("anonymous" if r.get("user_id") is None else r["user_id"])
+        table.add_row(
+            *(
+                Text(cell)
+                for cell in (
+                    str(r.get("id", "")),
+                    created,
+                    str(r.get("problem_id", "")),
+                    str(who),
+                    verdict,
+                    f"{round(score * 100)}%" if isinstance(score, int | float) else "",
+                    ", ".join(str(c) for c in r.get("diagnoses") or []),
+                    str(r.get("run", "")),
+                )
+            )
+        )
+    return table
+
+
+def case_row(case: dict[str, Any]) -> dict[str, Any]:
+    """A test case as ``tj cases list`` shows it: the inputs' shapes and values in one column,
+    the output's shape (or each named output's) in one "Output shape(s)" column, the other
+    fields as they are."""
+    row: dict[str, Any] = {}
+    for key, value in case.items():
+        if key == "shapes":
+            arrays = [f"{k} {shape_text(v)}" for k, v in (value or {}).items()]
+            scalars = [f"{k}={fmt(v)}" for k, v in (case.get("scalars") or {}).items()]
+            row["inputs"] = ", ".join(arrays + scalars)
+        elif key == "output_shape":
+            named = case.get("output_shapes") or {}
+            if case.get("raises"):
+                row["output_shape(s)"] = f"raises {case['raises']}"
+            elif named:
+                row["output_shape(s)"] = ", ".join(f"{k} {shape_text(v)}" for k, v in named.items())
+            else:
+                row["output_shape(s)"] = shape_text(value)
+        elif key == "created_at" and isinstance(value, str):
+            row[key] = value[:16].replace("T", " ")  # to the minute: the table has little room
+        elif key not in ("scalars", "output_shapes"):
+            row[key] = value
+    return row
+
+
 def record_cell(value: Any) -> str:
     """A list of objects (e.g. warnings) by their codes or names; anything else as ``fmt``."""
     if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
