@@ -6,10 +6,10 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 from sqlalchemy import Select, and_, or_, select
 from sqlalchemy.orm import Session
 
@@ -39,6 +39,16 @@ class SubmissionFilters(BaseModel):
     user_id: int | None = Field(default=None, ge=1, description="The submitting account.")
     mode: Mode | None = None
     status: Status | None = None
+
+    @field_validator("since", "until")
+    @classmethod
+    def _utc(cls, value: datetime | None) -> datetime | None:
+        return as_utc(value) if value is not None else None
+
+
+def as_utc(value: datetime) -> datetime:
+    """A time without a zone (``2026-11-01``, a form's local field) is read as UTC."""
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value
 
 
 class SubmissionRow(BaseModel):
@@ -73,7 +83,7 @@ def decode_cursor(cursor: str) -> tuple[datetime, str]:
     try:
         padded = cursor + "=" * (-len(cursor) % 4)
         created, submission_id = json.loads(base64.urlsafe_b64decode(padded.encode()))
-        return datetime.fromisoformat(created), str(submission_id)
+        return as_utc(datetime.fromisoformat(created)), str(submission_id)
     except (ValueError, TypeError, binascii.Error):
         raise ApiError(
             422, "invalid_cursor", "the cursor is not one this list handed out", "cursor"
