@@ -25,6 +25,7 @@ from app.core.openapi import install_openapi
 from app.courses.pages import router as course_pages_router
 from app.courses.routes import roster_cap
 from app.courses.routes import router as courses_router
+from app.gradebook.course_submissions import router as course_submissions_router
 from app.gradebook.pages import router as gradebook_pages_router
 from app.gradebook.routes import router as gradebook_router
 from app.lifespan import lifespan
@@ -69,6 +70,7 @@ ROUTERS = (
     assignments_router,
     assignment_pages_router,
     gradebook_router,
+    course_submissions_router,
     gradebook_pages_router,
     health_router,
 )

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
-from sqlalchemy import Select, and_, or_, select
+from sqlalchemy import ColumnElement, Select, and_, or_, select
 from sqlalchemy.orm import Session
 
 from app.auth.models import User
@@ -60,6 +60,7 @@ class SubmissionRow(BaseModel):
     score: float | None = None
     diagnoses: list[str] = Field(description="The result's diagnosis codes.")
     user_id: int | None = Field(description="None: anonymous practice.")
+    assignment_id: int | None = Field(default=None, description="None: practice.")
     user_name: str | None = None
     run: int = Field(description="1, then one more per regrade.")
     test_set_version: int | None = None
@@ -90,11 +91,18 @@ def decode_cursor(cursor: str) -> tuple[datetime, str]:
         ) from None
 
 
-def practice_query(filters: SubmissionFilters) -> Select[Submission, str]:
-    """Practice submissions (outside every assignment) matching ``filters``, newest first,
-    with the submitting account's name."""
+def practice() -> ColumnElement[bool]:
+    """Practice: outside every assignment (a course's work is its staff's to list)."""
+    return Submission.assignment_id.is_(None)
+
+
+def submissions_query(
+    filters: SubmissionFilters, scope: ColumnElement[bool]
+) -> Select[Submission, str]:
+    """Submissions in ``scope`` matching ``filters``, newest first, with the submitting
+    account's name."""
     columns = Submission.__table__.c
-    conditions: list[Any] = [columns.assignment_id.is_(None)]
+    conditions: list[Any] = [scope]
     if filters.problem is not None:
         conditions.append(columns.problem_id == filters.problem)
     if filters.verdict is not None:
@@ -138,6 +146,7 @@ def row_out(submission: Submission, user_name: str | None) -> SubmissionRow:
         score=submission.score,
         diagnoses=diagnosis_codes(submission.report),
         user_id=submission.user_id,
+        assignment_id=submission.assignment_id,
         user_name=user_name,
         run=submission.run,
         test_set_version=submission.test_set_version,
@@ -146,10 +155,14 @@ def row_out(submission: Submission, user_name: str | None) -> SubmissionRow:
     )
 
 
-def list_practice(
-    session: Session, filters: SubmissionFilters, limit: int, cursor: str | None
+def list_submissions(
+    session: Session,
+    filters: SubmissionFilters,
+    limit: int,
+    cursor: str | None,
+    scope: ColumnElement[bool],
 ) -> SubmissionPage:
-    query = practice_query(filters)
+    query = submissions_query(filters, scope)
     if cursor:
         created, submission_id = decode_cursor(cursor)
         query = query.where(
@@ -164,7 +177,9 @@ def list_practice(
     return SubmissionPage(items=rows, next_cursor=last)
 
 
-def matching_ids(session: Session, filters: SubmissionFilters, at_most: int) -> list[str]:
-    """The ids of up to ``at_most`` matching submissions, newest first."""
-    query = practice_query(filters).with_only_columns(Submission.id).limit(at_most)
+def matching_ids(
+    session: Session, filters: SubmissionFilters, at_most: int, scope: ColumnElement[bool]
+) -> list[str]:
+    """The ids of up to ``at_most`` matching submissions in ``scope``, newest first."""
+    query = submissions_query(filters, scope).with_only_columns(Submission.id).limit(at_most)
     return list(session.scalars(query))
