@@ -243,3 +243,6 @@ def test_submissions_list_and_regrade_with_a_real_token(grader: Grader, tmp_path
 
     anonymous = tj("submissions", "list", url=grader.url)
     assert anonymous.returncode == 3 and "needs an account" in anonymous.stderr
+    # --course asks the course's list (no such course here).
+    course = tj("submissions", "list", "--course", "999", url=grader.url, token=grader.token)
+    assert course.returncode == 3 and "no course 999" in course.stderr

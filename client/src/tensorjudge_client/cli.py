@@ -26,7 +26,16 @@ from tensorjudge_client.transport import DEFAULT_TIMEOUT, DEFAULT_URL
 from tensorjudge_client.version import __version__
 
 EXIT_OK, EXIT_REJECTED, EXIT_USAGE, EXIT_FAILED = 0, 1, 2, 3
-SUBMISSION_FILTERS = ("problem", "verdict", "diagnosis", "since", "until", "user_id", "mode")
+SUBMISSION_FILTERS = (
+    "problem",
+    "verdict",
+    "diagnosis",
+    "since",
+    "until",
+    "user_id",
+    "mode",
+    "course",
+)
 PIPE_WIDTH = 120
 
 PHASE_DONE = {
@@ -182,7 +191,7 @@ class Cli:
             self.out.print(view.records_table(title, rows))
         return EXIT_OK
 
-    def filters(self) -> dict[str, str | int | None]:
+    def filters(self) -> dict[str, Any]:
         return {name: getattr(self.args, name, None) for name in SUBMISSION_FILTERS}
 
     def submissions_list(self) -> int:
@@ -376,7 +385,7 @@ def build_parser() -> argparse.ArgumentParser:
         dest="submissions_command", required=True, metavar="COMMAND"
     )
     for name, handler, text in (
-        ("list", Cli.submissions_list, "practice submissions, newest first"),
+        ("list", Cli.submissions_list, "practice submissions (or --course N's), newest first"),
         ("regrade", Cli.submissions_regrade, "grade one again, or --all-matching the filters"),
     ):
         sub = listing_commands.add_parser(name, parents=[common], help=text, description=text)
@@ -388,6 +397,9 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("--until", metavar="TIME", help="created before (ISO 8601)")
         sub.add_argument("--user-id", type=int, metavar="N", help="the submitting account")
         sub.add_argument("--mode", choices=["submit", "examples"])
+        sub.add_argument(
+            "--course", type=int, metavar="N", help="a course's submissions (its staff)"
+        )
         if name == "list":
             sub.add_argument("--limit", type=int, default=50, help="rows per page (1-200)")
             sub.add_argument("--cursor", help="the next page, as the previous one printed")

@@ -43,6 +43,10 @@ def _path(*parts: str | int) -> str:
     return "/" + "/".join(quote(str(p), safe="") if i % 2 else str(p) for i, p in enumerate(parts))
 
 
+def _listing(course: int | None) -> str:
+    return "/api/submissions" if course is None else _path("api/courses", course) + "/submissions"
+
+
 class Judge:
     """A TensorJudge server. ``url``: default ``TJ_URL``, else the local server; ``token``:
     a personal access token, default ``TJ_TOKEN``, else the one ``tj login`` stored for this
@@ -222,16 +226,21 @@ class Judge:
     # -- instructor submissions (TJ_TOKEN) -------------------------------------------------------
 
     def submissions(
-        self, *, limit: int = 50, cursor: str | None = None, **filters: Any
+        self,
+        *,
+        limit: int = 50,
+        cursor: str | None = None,
+        course: int | None = None,
+        **filters: Any,
     ) -> dict[str, Any]:
-        """Practice submissions, newest first: ``{"items": [...], "next_cursor": ...}``.
-        ``filters``: problem, verdict, diagnosis, since, until (ISO 8601), user_id, mode,
-        status."""
+        """Practice submissions, or with ``course`` that course's (for its staff), newest
+        first: ``{"items": [...], "next_cursor": ...}``. ``filters``: problem, verdict,
+        diagnosis, since, until (ISO 8601), user_id, mode, status."""
         params = {k: v for k, v in filters.items() if v is not None}
         params["limit"] = limit
         if cursor:
             params["cursor"] = cursor
-        found: dict[str, Any] = self.http.json("GET", "/api/submissions", params=params)
+        found: dict[str, Any] = self.http.json("GET", _listing(course), params=params)
         return found
 
     def regrade(self, submission_id: str) -> dict[str, Any]:
@@ -241,12 +250,12 @@ class Judge:
         )
         return queued
 
-    def regrade_matching(self, **filters: str | int | None) -> dict[str, Any]:
-        """Every practice submission the filters match (as ``submissions`` takes them), graded
-        again; refused (422) when more match than the server's cap."""
+    def regrade_matching(self, *, course: int | None = None, **filters: Any) -> dict[str, Any]:
+        """Every submission the filters match (as ``submissions`` takes them), graded again;
+        refused (422) when more match than the server's cap."""
         params = {k: v for k, v in filters.items() if v is not None}
         counts: dict[str, Any] = self.http.json(
-            "POST", "/api/submissions/regrade", params=params, idempotent=False
+            "POST", _listing(course) + "/regrade", params=params, idempotent=False
         )
         return counts
 
