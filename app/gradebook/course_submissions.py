@@ -64,7 +64,7 @@ async def regrade_course_submissions(
     access: CourseInstructor, service: SubmissionServiceDep, filters: Filters
 ) -> RegradeMatchingOut:
     """Every matching submission of the course graded again, as ``POST
-    /api/submissions/regrade`` does. The course's instructors and admins, as for an
+    /api/regrades`` does. The course's instructors and admins, as for an
     assignment's regrade."""
     return await run_in_threadpool(
         regrade_matching_in, service, filters, in_course(access.course_id)

@@ -47,8 +47,9 @@ async def list_practice_submissions(
     return await run_in_threadpool(read)
 
 
+# Not /api/submissions/regrade: that path already names one submission (GET /api/submissions/{id}).
 @router.post(
-    "/api/submissions/regrade",
+    "/api/regrades",
     status_code=202,
     response_model=RegradeMatchingOut,
     responses=error_responses(

@@ -139,7 +139,7 @@ RULES: dict[tuple[str, str], Rule] = {
     ("POST", "/api/submissions/{submission_id}/regrade"): Rule(CATALOG_STAFF),
     # Finding practice submissions (every account's) is for the catalog's staff only.
     ("GET", "/api/submissions"): Rule(CATALOG_STAFF),
-    ("POST", "/api/submissions/regrade"): Rule(CATALOG_STAFF, query="?problem=no-such-problem"),
+    ("POST", "/api/regrades"): Rule(CATALOG_STAFF, query="?problem=no-such-problem"),
     # A course's submissions: its staff list them; its instructors regrade them.
     ("GET", "/api/courses/{course_id}/submissions"): Rule(COURSE_STAFF),
     ("POST", "/api/courses/{course_id}/submissions/regrade"): Rule(

@@ -18,6 +18,8 @@ from tests.support.api import wait_done
 from tests.support.codes import CORRECT, WRONG
 
 LIST = "/api/submissions"
+# Not under /api/submissions/: that path names one submission (GET /api/submissions/{id}).
+REGRADES = "/api/regrades"
 
 
 def member_token(api: TestClient, name: str) -> tuple[int, str]:
@@ -101,7 +103,7 @@ def test_filters_pages_and_who_may_list(make_client: MakeClient):
     refused = api.get(LIST, headers=bearer(student))
     assert refused.status_code == 403
     assert api.get(LIST).status_code == 401
-    assert api.post(f"{LIST}/regrade", headers=bearer(student)).status_code == 403
+    assert api.post(REGRADES, headers=bearer(student)).status_code == 403
 
 
 def test_regrade_all_matching_is_bounded_and_uses_the_one_regrade(make_client: MakeClient):
@@ -110,12 +112,12 @@ def test_regrade_all_matching_is_bounded_and_uses_the_one_regrade(make_client: M
     correct = submit(api, CORRECT)
     wrong = submit(api, WRONG)
 
-    too_many = api.post(f"{LIST}/regrade", headers=staff)
+    too_many = api.post(REGRADES, headers=staff)
     assert too_many.status_code == 422, too_many.text
     assert error_of(too_many)["code"] == "too_many_matching"
     assert "more than 1 submissions match" in error_of(too_many)["message"]
 
-    done = api.post(f"{LIST}/regrade", params={"verdict": "wrong_answer"}, headers=staff)
+    done = api.post(REGRADES, params={"verdict": "wrong_answer"}, headers=staff)
     assert done.status_code == 202, done.text
     assert done.json() == {"matched": 1, "queued": 1, "skipped": 0, "queue_full": False}
     again = wait_done(api, wrong["id"])
@@ -123,5 +125,5 @@ def test_regrade_all_matching_is_bounded_and_uses_the_one_regrade(make_client: M
     rows = {r["id"]: r for r in api.get(LIST, headers=staff).json()["items"]}
     assert rows[wrong["id"]]["run"] == 2 and rows[correct["id"]]["run"] == 1
 
-    nothing = api.post(f"{LIST}/regrade", params={"diagnosis": "no-scale"}, headers=staff)
+    nothing = api.post(REGRADES, params={"diagnosis": "no-scale"}, headers=staff)
     assert nothing.json() == {"matched": 0, "queued": 0, "skipped": 0, "queue_full": False}

@@ -255,7 +255,10 @@ class Judge:
         refused (422) when more match than the server's cap."""
         params = {k: v for k, v in filters.items() if v is not None}
         counts: dict[str, Any] = self.http.json(
-            "POST", _listing(course) + "/regrade", params=params, idempotent=False
+            "POST",
+            "/api/regrades" if course is None else _listing(course) + "/regrade",
+            params=params,
+            idempotent=False,
         )
         return counts
 

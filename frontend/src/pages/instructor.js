@@ -544,7 +544,7 @@ async function regradeMatching() {
       return;
     }
     if (!window.confirm(`Regrade all ${count} matching submissions on the current test set? Each takes a place in the queue.`)) return;
-    const { data: counts } = await api(`/api/submissions/regrade?${submissionQuery()}`, { method: "POST", token: token() });
+    const { data: counts } = await api(`/api/regrades?${submissionQuery()}`, { method: "POST", token: token() });
     const full = counts.queue_full ? " The queue is full: the rest were not queued." : "";
     message(status, `${counts.matched} matched: ${counts.queued} queued, ${counts.skipped} skipped.${full}`, counts.queue_full ? "warn" : "success");
   } catch (err) {
