@@ -14,7 +14,13 @@ from app.core.errors import error_responses
 from app.courses.deps import CourseInstructor, CourseStaff
 from app.submissions.bulk import RegradeMatchingOut, regrade_matching_in
 from app.submissions.deps import SubmissionServiceDep
-from app.submissions.listing import MAX_PAGE, SubmissionFilters, SubmissionPage, list_submissions
+from app.submissions.listing import (
+    CURSOR_PATTERN,
+    MAX_PAGE,
+    SubmissionFilters,
+    SubmissionPage,
+    list_submissions,
+)
 from app.submissions.models import Submission
 
 router = APIRouter(prefix="/api/courses/{course_id}/submissions", tags=["gradebook"])
@@ -37,7 +43,7 @@ async def course_submissions(
     service: SubmissionServiceDep,
     filters: Filters,
     limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 50,
-    cursor: Annotated[str | None, Query(max_length=200)] = None,
+    cursor: Annotated[str | None, Query(max_length=60, pattern=CURSOR_PATTERN)] = None,
 ) -> SubmissionPage:
     """The course's submissions (its assignments' attempts and example runs), newest first,
     filtered as ``GET /api/submissions``. The course's staff (TAs, instructors) and admins."""

@@ -12,6 +12,7 @@ from app.core.errors import error_responses
 from app.submissions.bulk import RegradeMatchingOut, regrade_matching_in
 from app.submissions.deps import SubmissionServiceDep
 from app.submissions.listing import (
+    CURSOR_PATTERN,
     MAX_PAGE,
     SubmissionFilters,
     SubmissionPage,
@@ -35,7 +36,7 @@ async def list_practice_submissions(
     service: SubmissionServiceDep,
     filters: Filters,
     limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 50,
-    cursor: Annotated[str | None, Query(max_length=200)] = None,
+    cursor: Annotated[str | None, Query(max_length=60, pattern=CURSOR_PATTERN)] = None,
 ) -> SubmissionPage:
     """Practice submissions (outside assignments; a course's are in its gradebook), newest
     first, of every account and anonymous practice. Deployment instructors and admins."""

@@ -3,8 +3,6 @@ page through them newest first, and regrade one or all that match (bounded)."""
 
 from __future__ import annotations
 
-import base64
-import json
 import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -77,9 +75,10 @@ def test_filters_pages_and_who_may_list(make_client: MakeClient):
     assert only(problem=PROBLEM, user_id=student_id) == [wrong["id"]]
     assert only(problem="softmax-backward") == []
     assert only(since=before.isoformat()) == []
-    # A time without a zone is UTC (a date alone is its midnight).
+    # A time without a zone is UTC; a number is not a time (pydantic would take it as seconds).
     assert only(until=before.replace(tzinfo=None).isoformat()) == [wrong["id"], anonymous["id"]]
-    assert only(since=f"{before.year + 1}-01-01") == []
+    number = api.get(LIST, params={"until": "0.5"}, headers=staff)
+    assert number.status_code == 422 and error_of(number)["field"] == "until"
     assert only(until=before.isoformat(), mode="submit") == [wrong["id"], anonymous["id"]]
     assert only(since=(before - timedelta(hours=1)).isoformat(), status="done") == [
         wrong["id"],
@@ -92,10 +91,10 @@ def test_filters_pages_and_who_may_list(make_client: MakeClient):
     second = api.get(LIST, params={"limit": 1, "cursor": cursor}, headers=staff)
     assert ids(second) == [anonymous["id"]] and second.json()["next_cursor"] is None
 
-    naive = base64.urlsafe_b64encode(json.dumps(["2020-01-01T00:00:00", "x"]).encode()).decode()
-    assert ids(api.get(LIST, params={"cursor": naive}, headers=staff)) == []
+    # Any cursor of the documented form is a place in the list (here: before everything).
+    assert ids(api.get(LIST, params={"cursor": "0~x"}, headers=staff)) == []
     bad_cursor = api.get(LIST, params={"cursor": "not-a-cursor"}, headers=staff)
-    assert bad_cursor.status_code == 422 and error_of(bad_cursor)["code"] == "invalid_cursor"
+    assert bad_cursor.status_code == 422 and error_of(bad_cursor)["field"] == "cursor"
     wildcard = api.get(LIST, params={"diagnosis": "%"}, headers=staff)
     assert wildcard.status_code == 422 and error_of(wildcard)["field"] == "diagnosis"
 
