@@ -201,6 +201,8 @@ def test_submissions_list_and_regrade_with_a_real_token(grader: Grader, tmp_path
         "--problem",
         PROBLEM,
         "--json",
+        "--since",
+        "2000-01-01",  # a day alone: its start (UTC)
         url=grader.url,
         token=grader.token,
     )

@@ -195,8 +195,9 @@ class Cli:
         found = {name: getattr(self.args, name, None) for name in SUBMISSION_FILTERS}
         for name in ("since", "until"):
             # A day alone means its start (UTC); the server takes date and time.
-            if isinstance(found[name], str) and len(found[name]) == len("2026-11-01"):
-                found[name] += "T00:00:00Z"
+            value = found[name]
+            if isinstance(value, str) and len(value) == len("2026-11-01"):
+                found[name] = value + "T00:00:00Z"
         return found
 
     def submissions_list(self) -> int:
