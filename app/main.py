@@ -26,6 +26,7 @@ from app.core.openapi import install_openapi
 from app.courses.pages import router as course_pages_router
 from app.courses.routes import roster_cap
 from app.courses.routes import router as courses_router
+from app.gradebook.course_submissions import router as course_submissions_router
 from app.gradebook.pages import router as gradebook_pages_router
 from app.gradebook.routes import router as gradebook_router
 from app.lifespan import lifespan
@@ -35,6 +36,7 @@ from app.observability.routes import router as observability_router
 from app.problems.loader import load_problems
 from app.problems.routes import router as problems_router
 from app.reports.routes import router as reports_router
+from app.submissions.list_routes import router as submission_list_router
 from app.submissions.routes import body_cap as submission_body_cap
 from app.submissions.routes import router as submissions_router
 from app.testcases.routes import body_cap as case_body_cap
@@ -66,11 +68,13 @@ ROUTERS = (
     pages_router,
     wheel_router,
     submissions_router,
+    submission_list_router,
     testcases_router,
     reports_router,
     assignments_router,
     assignment_pages_router,
     gradebook_router,
+    course_submissions_router,
     gradebook_pages_router,
     lti_router,
     lti_api_router,

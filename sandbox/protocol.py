@@ -125,6 +125,9 @@ class RunResult(BaseModel):
     # Printed while importing, before any case's inputs existed in the submission's process.
     import_stdout: str = ""
     import_stderr: str = ""
+    # Printed during a public case that never reported: the run stopped in it (a time limit).
+    unfinished_stdout: str = ""
+    unfinished_stderr: str = ""
     stdout_truncated: bool = False
     stderr_truncated: bool = False
     wall_seconds: float = 0.0

@@ -134,9 +134,16 @@ def stream_cap(request: RunRequest) -> int:
     """Most bytes a well-behaved runner can write: outputs, captured text, per-case headers."""
     limits = request.limits
     per_case = 64 * 1024
-    # Captured text is JSON-escaped in the end frame (up to 6 bytes per input byte), twice: whole
-    # and split into phases.
-    return limits.result_bytes + 24 * limits.output_bytes + per_case * (len(request.cases) + 4)
+    # Captured text is JSON-escaped (up to 6 bytes per input byte) in the end frame twice (whole
+    # and split into phases) and once more in the ``output`` frames; each of those frames
+    # (one per public phase, one per PROGRESS_SECONDS at most) has its own small overhead.
+    frames = 64 * (len(request.cases) + 4) + 256 * int(request.limits.wall_seconds * 5 + 1)
+    return (
+        limits.result_bytes
+        + 36 * limits.output_bytes
+        + per_case * (len(request.cases) + 4)
+        + frames
+    )
 
 
 def _frame(kind: bytes, payload: bytes | bytearray) -> tuple[bytes, bytes | bytearray]:
@@ -182,6 +189,17 @@ class PhaseFrame(BaseModel):
     stderr: str
 
 
+class OutputFrame(BaseModel):
+    """Text printed at import time (``case`` None) or during a public case, sent while the run
+    goes on, so it survives a run killed from outside. The end frame's phases supersede it."""
+
+    model_config = ConfigDict(extra="forbid")
+    type: Literal["output"]
+    case: int | None = Field(ge=0)
+    stdout: str
+    stderr: str
+
+
 class EndFrame(BaseModel):
     model_config = ConfigDict(extra="forbid")
     type: Literal["end"]
@@ -199,7 +217,10 @@ class EndFrame(BaseModel):
 
 
 _Frame = TypeAdapter(
-    Annotated[StartedFrame | CaseFrame | LoadFailedFrame | EndFrame, Field(discriminator="type")]
+    Annotated[
+        StartedFrame | CaseFrame | LoadFailedFrame | OutputFrame | EndFrame,
+        Field(discriminator="type"),
+    ]
 )
 
 
@@ -212,10 +233,24 @@ class ParsedStream:
     problem: str = ""  # why parsing stopped early, if it did
     import_stdout: str = ""
     import_stderr: str = ""
+    # Printed during a public case that never reported (the run stopped in it).
+    unfinished_stdout: str = ""
+    unfinished_stderr: str = ""
+    # The ``output`` frames, in order: what was printed when there is no end frame.
+    progress: list[PhaseFrame] = field(default_factory=list)
 
 
 def parse_stream(data: bytes, request: RunRequest) -> ParsedStream:
-    """Decode the runner's stdout. Stops at the first malformed frame and says why."""
+    """Decode the runner's stdout. Stops at the first malformed frame and says why. Without an
+    end frame (a run killed from outside), the text the ``output`` frames carried is attributed
+    instead."""
+    parsed = _parse(data, request)
+    if parsed.end is None:
+        _attribute_output(parsed, request, parsed.progress)
+    return parsed
+
+
+def _parse(data: bytes, request: RunRequest) -> ParsedStream:
     parsed = ParsedStream()
     pos = 0
     seen: set[int] = set()
@@ -266,9 +301,13 @@ def parse_stream(data: bytes, request: RunRequest) -> ParsedStream:
                 )
             elif isinstance(frame, LoadFailedFrame):
                 parsed.load_failed = frame
+            elif isinstance(frame, OutputFrame):
+                parsed.progress.append(
+                    PhaseFrame(case=frame.case, stdout=frame.stdout, stderr=frame.stderr)
+                )
             else:
                 parsed.end = frame
-                _attribute_output(parsed, request)
+                _attribute_output(parsed, request, frame.phases)
                 return parsed
         except (ValueError, ValidationError) as exc:
             parsed.problem = f"invalid message in the result stream: {str(exc)[:500]}"
@@ -287,20 +326,25 @@ def _case_output(blob: bytearray, hidden: bool) -> np.ndarray:
         raise
 
 
-def _attribute_output(parsed: ParsedStream, request: RunRequest) -> None:
+def _attribute_output(parsed: ParsedStream, request: RunRequest, phases: list[PhaseFrame]) -> None:
     """Hand each phase's captured text to its case (by the case's name: indices are the
-    request's); import-time text goes to ``import_*``."""
-    assert parsed.end is not None
+    request's); import-time text goes to ``import_*``, a public case's that never reported
+    (the run stopped in it) to ``unfinished_*``. A hidden case's text without an outcome is
+    dropped here: nothing else could carry it."""
     by_name = {c.name: c for c in parsed.cases}
-    for phase in parsed.end.phases:
+    for phase in phases:
         if phase.case is None:
             parsed.import_stdout += phase.stdout
             parsed.import_stderr += phase.stderr
         elif phase.case < len(request.cases):
-            outcome = by_name.get(request.cases[phase.case].name)
+            case = request.cases[phase.case]
+            outcome = by_name.get(case.name)
             if outcome is not None:
                 outcome.stdout += phase.stdout
                 outcome.stderr += phase.stderr
+            elif not case.hidden:
+                parsed.unfinished_stdout += phase.stdout
+                parsed.unfinished_stderr += phase.stderr
 
 
 def _read_blob(data: bytes, pos: int) -> tuple[bytearray, int]:

@@ -278,6 +278,13 @@ class Settings(BaseSettings):
     rate_window_seconds: float = Field(
         default=60.0, gt=0, le=86400, description="Length of the rate-limit window, in seconds."
     )
+    regrade_matching_max: int = Field(
+        default=200,
+        ge=1,
+        le=10000,
+        description='Most submissions one "regrade all matching" may queue; more matching '
+        "answers 422 (narrow the filters).",
+    )
     lease_seconds: float = Field(
         default=60.0,
         ge=1,

@@ -235,6 +235,8 @@ def shown_output(
     public = {c.name for c in cases if c.visibility == "public"}
     parts = [getattr(run, f"import_{stream}")]
     parts += [getattr(o, stream) for o in run.cases if o.name in public]
+    # A public case the run stopped in (a time limit): what it printed before, last.
+    parts.append(getattr(run, f"unfinished_{stream}"))
     shown = "".join(parts)
     truncated = len(shown.encode()) >= cap
     if hidden and shown:

@@ -354,11 +354,17 @@ def interpret(raw: RawRun, request: RunRequest, backend: str) -> RunResult:
     result = RunResult(status="ok", cases=parsed.cases, backend=backend)
     result.wall_seconds = raw.wall_seconds
     end = parsed.end
+    result.import_stdout, result.import_stderr = parsed.import_stdout, parsed.import_stderr
+    result.unfinished_stdout = parsed.unfinished_stdout
+    result.unfinished_stderr = parsed.unfinished_stderr
     if end is not None:
         result.stdout, result.stderr = end.stdout, end.stderr
-        result.import_stdout, result.import_stderr = parsed.import_stdout, parsed.import_stderr
         result.stdout_truncated = end.stdout_bytes > limits.output_bytes
         result.stderr_truncated = end.stderr_bytes > limits.output_bytes
+    else:
+        # Killed from outside: what the output frames carried (public phases only).
+        result.stdout = "".join(p.stdout for p in parsed.progress)
+        result.stderr = "".join(p.stderr for p in parsed.progress)
 
     def fail(status: str, message: str) -> RunResult:
         result.status = status  # type: ignore[assignment]

@@ -20,11 +20,15 @@ its result stream). The header is read with exact reads on the raw file descript
 through a read-ahead buffer, so no case's bytes are in the process when it forks.
 
 The worker's stdout and stderr are pipes the supervisor drains (capped, split into phases); the
-worker never holds the result stream's fd.
+worker never holds the result stream's fd. What is printed at import time and during public
+cases is also written to the result stream as it comes (``output`` frames, at most every
+``PROGRESS_SECONDS``), so a run killed from outside (a time limit) still shows it; a hidden
+case's phase never produces one.
 """
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import mmap
 import os
@@ -49,6 +53,10 @@ from .framing import (
 )
 from .job import Case, JobReader, Slot, parse_args
 from .worker import Worker
+
+# Longest a public phase's printed text waits before it is written to the result stream.
+PROGRESS_SECONDS = 0.2
+STREAMS = ("stdout", "stderr")
 
 
 class Supervisor:
@@ -93,6 +101,11 @@ class Supervisor:
             (None, {"stdout": bytearray(), "stderr": bytearray()})
         ]
         self.current = -1  # the case whose phase it is (-1: importing)
+        # Text of the current (public) phase not yet sent in an ``output`` frame; decoded
+        # incrementally so a character split between two reads is not mangled.
+        self.unsent = {name: bytearray() for name in STREAMS}
+        self.decoders = {name: codecs.getincrementaldecoder("utf-8")("replace") for name in STREAMS}
+        self.progress_at = 0.0
         self.reported: set[int] = set()
         self.capture_fds: dict[int, str] = {}
         self.ack_fd = -1
@@ -190,13 +203,16 @@ class Supervisor:
         # Checked once after the handler is in place: the worker may have exited before it was.
         worker_gone = exited(pid)
         while open_fds and not worker_gone:
-            for fd, _ in poller.poll():
+            waiting = any(self.unsent.values())
+            for fd, _ in poller.poll(PROGRESS_SECONDS * 1000 if waiting else None):
                 if fd == wake_r:
                     with contextlib.suppress(BlockingIOError):
                         os.read(wake_r, 4096)
                     worker_gone = exited(pid)
                 elif fd in open_fds and not self.drain(fd, open_fds, poller, pid):
                     continue
+            if time.monotonic() - self.progress_at >= PROGRESS_SECONDS:
+                self.send_progress(final=False)
         # The worker has exited; take what its pipes hold now, not what stray children may add.
         for fd in list(open_fds):
             os.set_blocking(fd, False)
@@ -226,6 +242,8 @@ class Supervisor:
                 piece = data[: self.output_cap - len(kept)]
                 kept += piece
                 self.phases[-1][1][stream] += piece
+                if self.current < self.public:
+                    self.unsent[stream] += piece
             self.written[stream] += len(data)
             if self.written[stream] > self.output_kill and not self.output_killed:
                 self.output_killed = True
@@ -312,12 +330,30 @@ class Supervisor:
             while fd in open_fds and not self.output_killed:
                 if not self.drain(fd, open_fds, poller, pid):
                     break
+        self.send_progress(final=True)
         self.phases.append((index, {"stdout": bytearray(), "stderr": bytearray()}))
         self.current = index
         self.lay(index)
         self.case_started = time.monotonic()
         with contextlib.suppress(OSError):
             os.write(self.ack_fd, b"+")
+
+    def send_progress(self, final: bool) -> None:
+        """The current phase's new text as an ``output`` frame, if it is a public phase (only
+        public text is ever collected in ``unsent``); ``final`` at the phase's end."""
+        texts = {
+            name: self.decoders[name].decode(bytes(self.unsent[name]), final=final)
+            for name in STREAMS
+        }
+        for name in STREAMS:
+            self.unsent[name].clear()
+            if final:
+                self.decoders[name].reset()
+        self.progress_at = time.monotonic()
+        if any(texts.values()):
+            case = None if self.current == -1 else self.current
+            write_json(self.out, {"type": "output", "case": case, **texts})
+            self.out.flush()
 
     def emit_case(self, msg: dict[str, Any], data: bytes | None, pid: int) -> None:
         index = msg.get("index")

@@ -157,6 +157,14 @@ RULES: dict[tuple[str, str], Rule] = {
     ("GET", "/api/submissions/{submission_id}"): Rule(COURSE_MEMBERS),
     ("GET", "/api/submissions/{submission_id}/events"): Rule(COURSE_MEMBERS),
     ("POST", "/api/submissions/{submission_id}/regrade"): Rule(CATALOG_STAFF),
+    # Finding practice submissions (every account's) is for the catalog's staff only.
+    ("GET", "/api/submissions"): Rule(CATALOG_STAFF),
+    ("POST", "/api/regrades"): Rule(CATALOG_STAFF, query="?problem=no-such-problem"),
+    # A course's submissions: its staff list them; its instructors regrade them.
+    ("GET", "/api/courses/{course_id}/submissions"): Rule(COURSE_STAFF),
+    ("POST", "/api/courses/{course_id}/submissions/regrade"): Rule(
+        COURSE_INSTRUCTORS, query="?problem=no-such-problem"
+    ),
 }
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from tensorjudge_client import view
 
 from tests.client.conftest import PROBLEM, Grader, tj
 from tests.support.codes import CORRECT, WRONG
@@ -126,6 +127,14 @@ def test_cases_add_list_remove_with_a_real_token(grader: Grader, tmp_path: Path)
     assert any(c["visibility"] == "hidden" for c in names.values())  # a token sees hidden ones
     table = tj("cases", "list", PROBLEM, url=grader.url, token=grader.token)
     assert table.returncode == 0 and "cli-json" in table.stdout
+    # One output column (not "Output shape" beside "Output shapes"), the inputs in one; wide
+    # enough here that no header folds.
+    rows = [view.case_row(c) for c in names.values()]
+    wide = view.to_text(view.records_table("cases", rows), width=300)
+    header = next(line for line in wide.splitlines() if "Name" in line)
+    assert header.count("Output shape") == 1 and "Output shape(s)" in header
+    assert "Scalars" not in header and "Shapes" not in header and "Inputs" in header
+    assert "num_heads=3" in wide and "Q (2, 3, 6)" in wide
 
     by_name = tj("cases", "remove", PROBLEM, "cli-json", url=grader.url, token=grader.token)
     assert by_name.returncode == 0, by_name.stderr
@@ -162,3 +171,80 @@ def test_clear_messages_for_404_413_422_and_a_server_that_is_down(grader: Grader
 
     unreadable = tj("submit", PROBLEM, str(tmp_path / "nope.py"), url=grader.url)
     assert unreadable.returncode == 2 and "cannot read" in unreadable.stderr
+
+
+def test_a_url_without_a_scheme_means_http_and_a_wrong_one_says_why(grader: Grader):
+    bare = grader.url.removeprefix("http://")
+    assert bare != grader.url
+    listing = tj("--url", bare, "problems", "--json", url="")
+    assert listing.returncode == 0, listing.stderr
+    assert PROBLEM in [p["id"] for p in json.loads(listing.stdout)]
+
+    wrong = tj("--url", f"ftp://{bare}", "problems", url="")
+    assert wrong.returncode == 2
+    assert "the scheme must be http:// or https://, not ftp://" in wrong.stderr
+    port = tj("problems", url="127.0.0.1:80oo")
+    assert port.returncode == 2 and "is not a server URL" in port.stderr
+
+
+def test_submissions_list_and_regrade_with_a_real_token(grader: Grader, tmp_path: Path):
+    solution = tmp_path / "wrong.py"
+    solution.write_text(WRONG)
+    graded = tj("submit", PROBLEM, str(solution), "--json", url=grader.url)
+    submission_id = json.loads(graded.stdout)["id"]
+
+    found = tj(
+        "submissions",
+        "list",
+        "--diagnosis",
+        "missing-wo",
+        "--problem",
+        PROBLEM,
+        "--json",
+        "--since",
+        "2000-01-01",  # a day alone: its start (UTC)
+        url=grader.url,
+        token=grader.token,
+    )
+    assert found.returncode == 0, found.stderr
+    rows = json.loads(found.stdout)["items"]
+    assert rows[0]["id"] == submission_id and rows[0]["diagnoses"] == ["missing-wo"]
+    assert all("missing-wo" in r["diagnoses"] for r in rows)
+
+    table = tj("submissions", "list", "--limit", "1", url=grader.url, token=grader.token)
+    assert table.returncode == 0, table.stderr
+    assert submission_id in table.stdout and "Wrong answer" in table.stdout
+    assert "missing-wo" in table.stdout
+
+    again = tj("submissions", "regrade", submission_id, url=grader.url, token=grader.token)
+    assert again.returncode == 0, again.stderr
+    assert f"Queued {submission_id} for grading again (run 2)" in again.stdout
+
+    # Not on a terminal, "all matching" wants --yes, and says how many it would touch first.
+    unsure = tj(
+        "submissions",
+        "regrade",
+        "--all-matching",
+        "--diagnosis",
+        "no-such-code",
+        url=grader.url,
+        token=grader.token,
+    )
+    assert unsure.returncode == 2 and "0 submissions match; add --yes" in unsure.stderr
+    sure = tj(
+        "submissions",
+        "regrade",
+        "--all-matching",
+        "--diagnosis",
+        "no-such-code",
+        "--yes",
+        url=grader.url,
+        token=grader.token,
+    )
+    assert sure.returncode == 0 and "0 matched: 0 queued, 0 skipped" in sure.stdout
+
+    anonymous = tj("submissions", "list", url=grader.url)
+    assert anonymous.returncode == 3 and "needs an account" in anonymous.stderr
+    # --course asks the course's list (no such course here).
+    course = tj("submissions", "list", "--course", "999", url=grader.url, token=grader.token)
+    assert course.returncode == 3 and "no course 999" in course.stderr

@@ -32,6 +32,12 @@ def notebook(url: str) -> nbformat.NotebookNode:
         FIXED_CELL,
         f"fixed = judge.submit({PROBLEM!r}, multi_head_attention)\nfixed",
         "print(wrong.verdict, fixed.verdict, wrong.id != fixed.id)",
+        "judge.problems()",
+        # A weight defined in another cell: the client names it before anything is sent.
+        "scale = np.ones(3)\n"
+        "def multi_head_attention(Q, K, V, W_q, W_k, W_v, W_o, num_heads):\n"
+        "    return Q * scale\n"
+        f"sent = judge.code_for({PROBLEM!r}, multi_head_attention)",
     ]
     return nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
 
@@ -66,3 +72,11 @@ def test_notebook_submits_a_wrong_function_then_the_fix(grader: Grader):
     assert fixed and 'data-verdict="accepted"' in fixed[0]
     printed = "".join(o.get("text", "") for o in nb.cells[7].outputs)
     assert printed.strip() == "wrong_answer accepted True"
+
+    listing = outputs(nb.cells[8], "text/html")
+    assert listing and "<caption>Problems</caption>" in listing[0] and PROBLEM in listing[0]
+    assert "Multi-head attention" in outputs(nb.cells[8], "text/plain")[0]
+
+    warned = "".join(o.get("text", "") for o in nb.cells[9].outputs if o.get("name") == "stderr")
+    assert "MissingNamesWarning: multi_head_attention uses scale, which the grader" in warned
+    assert " np," not in warned  # a module goes along as its import

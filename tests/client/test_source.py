@@ -7,11 +7,13 @@ import math
 import sys
 import textwrap
 import types
+import warnings
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import pytest
-from tensorjudge_client import SourceError, function_source
+from tensorjudge_client import MissingNamesWarning, SourceError, function_source
 
 
 def module_from(source: str, name: str) -> types.ModuleType:
@@ -89,3 +91,53 @@ def test_lambdas_and_non_functions_are_refused_with_a_reason():
         function_source(lambda x: x)
     with pytest.raises(SourceError, match="expected a function"):
         function_source(len)  # type: ignore[arg-type]
+
+
+def test_names_the_grader_will_not_have_are_named_before_sending():
+    module = module_from(
+        """
+        import numpy as np
+
+        SCALE = 2.0
+        weights = np.ones(3)
+
+        def helper(x):
+            return x * SCALE
+
+        def solve(x, axis=-1):
+            total = np.exp(x).sum(axis=axis) + helper(x) + len(x)
+            extra = [weights[i] + later for i in range(3)]
+            return total + extra
+        """,
+        "tj_source_missing",
+    )
+    with pytest.warns(MissingNamesWarning) as caught:
+        code = function_source(module.solve)
+    assert len(caught) == 1
+    message = str(caught[0].message)
+    # The notebook-style globals are named; the module, helper, constant, builtins, the
+    # function itself and an attribute (np.exp's `exp`, .sum) are not.
+    assert message.split(", which")[0] == "solve uses later, weights"
+    assert "which the grader will not have" in message and "NameError" in message
+    # Still sent: the grader has the final say.
+    assert "def solve(" in code
+    # The warning points at the caller's line, not into the client.
+    assert caught[0].filename == __file__
+
+
+def test_a_self_contained_function_sends_without_a_warning():
+    module = module_from(
+        """
+        import numpy as np
+
+        def softmax(x, axis=-1):
+            shifted = x - x.max(axis=axis, keepdims=True)
+            e = np.exp(shifted)
+            return e / e.sum(axis=axis, keepdims=True)
+        """,
+        "tj_source_clean",
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        code = function_source(module.softmax)
+    assert run_alone(code, "softmax", np.zeros(2)).tolist() == [0.5, 0.5]

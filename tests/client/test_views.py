@@ -56,3 +56,40 @@ def test_a_submission_not_done_yet_says_so(wrong_result: Result):
     raw = {"id": wrong_result.id, "status": "running"}
     assert repr(Result(raw)).strip() == f"Submission {wrong_result.id} is running."
     assert "is running" in Result(raw)._repr_html_()
+
+
+def test_a_single_output_table_has_no_outputs_column_and_python_shapes(wrong_result: Result):
+    assert all(t.get("outputs") == [] for t in wrong_result.tests)
+    text = view.to_text(view.result_renderable(wrong_result.raw), width=200)
+    table = text[text.index("Tests (") :]
+    assert "Outputs" not in table and "[]" not in table
+    shape = wrong_result.tests[0]["expected_shape"]
+    assert f"{tuple(shape)} / {tuple(shape)}" in table
+    assert "<th>Outputs</th>" not in wrong_result._repr_html_()
+    # One axis reads as Python writes it, as the page does.
+    assert view.shape_text([2]) == "(2,)" and view.shape_text([]) == "()"
+
+
+def test_several_outputs_show_as_one_column_of_verdicts(wrong_result: Result):
+    raw = copy.deepcopy(wrong_result.raw)
+    for test in raw["tests"]:
+        test["outputs"] = [
+            {"name": "context", "status": "failed"},
+            {"name": "weights", "status": "passed"},
+        ]
+    text = view.to_text(view.result_renderable(raw), width=250)
+    assert "Outputs" in text and "context ✗, weights ✓" in text
+
+
+def test_problems_are_typed_records_with_a_text_and_html_table(grader: Grader):
+    with Judge(grader.url) as judge:
+        problems = judge.problems()
+    first = next(p for p in problems if p.id == PROBLEM)
+    assert first.title == "Multi-head attention" and first["id"] == PROBLEM
+    assert first.difficulty and first.summary == first.get("summary")
+    assert repr(first) == f"<Problem {PROBLEM!r}: Multi-head attention ({first.difficulty})>"
+    table = repr(problems)
+    assert table.startswith("Problems") and PROBLEM in table and "Difficulty" in table
+    html = problems._repr_html_()
+    assert html.count("<tr>") == len(problems) + 1 and "<script" not in html
+    assert problems.raw[0] == problems[0].raw and isinstance(problems.raw[0], dict)

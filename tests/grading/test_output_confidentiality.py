@@ -117,3 +117,43 @@ def test_whether_hidden_cases_printed_changes_nothing_shown(
     fields = ("stdout", "stderr", "stdout_truncated", "stderr_truncated")
     assert [getattr(quiet, f) for f in fields] == [getattr(loud, f) for f in fields]
     assert quiet.stdout_truncated == (public != '""')
+
+
+def _hanging(on_call: int) -> str:
+    """The correct solution that prints each call's Q in full, then spins forever in call
+    ``on_call`` (the examples are the two first calls; later ones are hidden)."""
+    return (
+        CORRECT.replace("def multi_head_attention(", "def _solve(")
+        + f"""
+_calls = [0]
+
+def multi_head_attention(Q, K, V, W_q, W_k, W_v, W_o, num_heads):
+    _calls[0] += 1
+    print("CALL", _calls[0], Q.tobytes().hex(), flush=True)
+    while _calls[0] == {on_call}:
+        pass
+    return _solve(Q, K, V, W_q, W_k, W_v, W_o, num_heads)
+"""
+    )
+
+
+def test_a_public_example_that_hangs_shows_what_it_printed(mha: Problem, sandbox: Sandbox):
+    report = grade_submission(mha, _hanging(2), sandbox)
+    assert report.verdict == Verdict.TIME_LIMIT_EXCEEDED, report.error
+    q = mha.examples[1].inputs["Q"]
+    assert isinstance(q, np.ndarray)
+    assert "CALL 1 " in report.stdout
+    assert f"CALL 2 {q.tobytes().hex()}" in report.stdout
+
+
+def test_a_hidden_case_that_hangs_shows_nothing_it_printed(mha: Problem, sandbox: Sandbox):
+    report = grade_submission(mha, _hanging(3), sandbox)
+    assert report.verdict == Verdict.TIME_LIMIT_EXCEEDED, report.error
+    # The examples' output is shown, then only the note: not the hidden call's line.
+    assert "CALL 1 " in report.stdout and "CALL 2 " in report.stdout
+    assert "CALL 3" not in report.stdout + report.stderr + (report.error or "")
+    for case in mha.hidden:
+        value = case.inputs["Q"]
+        assert isinstance(value, np.ndarray)
+        assert value.tobytes().hex() not in report.stdout
+    assert report.stdout.endswith(HIDDEN_OUTPUT_NOTE)

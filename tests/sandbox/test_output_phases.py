@@ -8,7 +8,7 @@ import pytest
 from pydantic import ValidationError
 
 from sandbox.protocol import CaseArgs, RunRequest, Sandbox
-from tests.sandbox.helpers import run
+from tests.sandbox.helpers import FAST, phased_request, run
 
 PRINTER = """
 import sys, threading, time
@@ -115,3 +115,50 @@ def test_a_hidden_case_named_like_a_public_one_is_refused() -> None:
                 CaseArgs(name="example", args=args, hidden=True),
             ],
         )
+
+
+HANGS = """
+import sys, time
+print("import-out")
+
+def f(a, n):
+    print(f"before-hang {n}", flush=True)
+    print(f"err-before-hang {n}", file=sys.stderr, flush=True)
+    if n == 2:
+        {hang}
+    return a * n
+"""
+SPIN = "while True: pass"
+SLEEP = "time.sleep(60)"
+
+
+@pytest.mark.parametrize("hang", [SPIN, SLEEP], ids=["cpu-limit", "wall-clock-limit"])
+def test_what_a_public_case_printed_before_a_timeout_is_kept(sandbox: Sandbox, hang: str):
+    limits = FAST.model_copy(update={"cpu_seconds": 1.0, "wall_seconds": 2.0})
+    request = phased_request(
+        HANGS.replace("{hang}", hang),
+        [("first", np.ones(2), False), ("second", np.ones(2), False)],
+        limits=limits,
+    )
+    result = sandbox.run(request)
+    assert result.status == "time_limit_exceeded", result.message
+    assert result.import_stdout == "import-out\n"
+    assert [c.stdout for c in result.cases] == ["before-hang 1\n"]
+    # The case it hung in never reported; what it printed first is kept.
+    assert result.unfinished_stdout == "before-hang 2\n"
+    assert result.unfinished_stderr == "err-before-hang 2\n"
+
+
+@pytest.mark.parametrize("hang", [SPIN, SLEEP], ids=["cpu-limit", "wall-clock-limit"])
+def test_nothing_printed_in_a_hidden_case_survives_its_timeout(sandbox: Sandbox, hang: str):
+    limits = FAST.model_copy(update={"cpu_seconds": 1.0, "wall_seconds": 2.0})
+    request = phased_request(
+        HANGS.replace("{hang}", hang),
+        [("public", np.ones(2), False), ("hidden", np.ones(2), True)],
+        limits=limits,
+    )
+    result = sandbox.run(request)
+    assert result.status == "time_limit_exceeded", result.message
+    assert [c.stdout for c in result.cases] == ["before-hang 1\n"]
+    assert result.unfinished_stdout == result.unfinished_stderr == ""
+    assert "before-hang 2" not in result.import_stdout + result.cases[0].stdout

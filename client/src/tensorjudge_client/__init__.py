@@ -2,14 +2,17 @@
 
 from tensorjudge_client.errors import JudgeError, ServerUnreachable
 from tensorjudge_client.judge import Judge
-from tensorjudge_client.models import Problem, Result
-from tensorjudge_client.source import SourceError, function_source
+from tensorjudge_client.models import Problem, ProblemSummary, Records, Result
+from tensorjudge_client.source import MissingNamesWarning, SourceError, function_source
 from tensorjudge_client.version import __version__
 
 __all__ = [
     "Judge",
     "JudgeError",
+    "MissingNamesWarning",
     "Problem",
+    "ProblemSummary",
+    "Records",
     "Result",
     "ServerUnreachable",
     "SourceError",

@@ -26,6 +26,16 @@ from tensorjudge_client.transport import DEFAULT_TIMEOUT, DEFAULT_URL
 from tensorjudge_client.version import __version__
 
 EXIT_OK, EXIT_REJECTED, EXIT_USAGE, EXIT_FAILED = 0, 1, 2, 3
+SUBMISSION_FILTERS = (
+    "problem",
+    "verdict",
+    "diagnosis",
+    "since",
+    "until",
+    "user_id",
+    "mode",
+    "course",
+)
 PIPE_WIDTH = 120
 
 PHASE_DONE = {
@@ -111,9 +121,9 @@ class Cli:
     def problems(self) -> int:
         found = self.judge.problems()
         if self.args.json:
-            self.emit_json(found)
+            self.emit_json(found.raw)
         else:
-            self.out.print(view.problems_table(found))
+            self.out.print(view.problems_table(found.raw))
         return EXIT_OK
 
     def show(self) -> int:
@@ -177,7 +187,66 @@ class Cli:
                 f"Test cases of {listing.get('problem_id', self.args.problem)} "
                 f"(test-set version {listing.get('test_set_version', '?')})"
             )
-            self.out.print(view.records_table(title, view.dicts(listing.get("cases"))))
+            rows = [view.case_row(c) for c in view.dicts(listing.get("cases"))]
+            self.out.print(view.records_table(title, rows))
+        return EXIT_OK
+
+    def filters(self) -> dict[str, Any]:
+        found = {name: getattr(self.args, name, None) for name in SUBMISSION_FILTERS}
+        for name in ("since", "until"):
+            # A day alone means its start (UTC); the server takes date and time.
+            value = found[name]
+            if isinstance(value, str) and len(value) == len("2026-11-01"):
+                found[name] = value + "T00:00:00Z"
+        return found
+
+    def submissions_list(self) -> int:
+        page = self.judge.submissions(
+            limit=self.args.limit, cursor=self.args.cursor, **self.filters()
+        )
+        if self.args.json:
+            self.emit_json(page)
+            return EXIT_OK
+        rows = view.dicts(page.get("items"))
+        self.out.print(view.submissions_table(rows))
+        if page.get("next_cursor"):
+            self.err.print(f"More: add --cursor {page['next_cursor']}")
+        return EXIT_OK
+
+    def submissions_regrade(self) -> int:
+        if self.args.all_matching == bool(self.args.submission):
+            raise UsageError("give a SUBMISSION_ID or --all-matching (with filters), not both")
+        if self.args.submission:
+            queued = self.judge.regrade(self.args.submission)
+            if self.args.json:
+                self.emit_json(queued)
+            else:
+                run = queued.get("run")
+                self.out.print(f"Queued {queued.get('id')} for grading again (run {run})")
+            return EXIT_OK
+        filters = self.filters()
+        if not self.args.yes:
+            # The count first, so nobody regrades a whole server by a typo in a filter.
+            page = self.judge.submissions(limit=200, cursor=None, **filters)
+            count = len(view.dicts(page.get("items")))
+            more = "+" if page.get("next_cursor") else ""
+            if not sys.stdin.isatty():
+                raise UsageError(
+                    f"{count}{more} submissions match; add --yes to regrade them without asking"
+                )
+            answer = input(f"Regrade {count}{more} matching submissions? [y/N] ").strip().lower()
+            if answer not in ("y", "yes"):
+                self.err.print("Nothing regraded.")
+                return EXIT_REJECTED
+        counts = self.judge.regrade_matching(**filters)
+        if self.args.json:
+            self.emit_json(counts)
+        else:
+            full = " (stopped: the queue is full)" if counts.get("queue_full") else ""
+            self.out.print(
+                f"{counts.get('matched')} matched: {counts.get('queued')} queued, "
+                f"{counts.get('skipped')} skipped{full}"
+            )
         return EXIT_OK
 
     def cases_add(self) -> int:
@@ -315,6 +384,38 @@ def build_parser() -> argparse.ArgumentParser:
     login.add_argument("--name", help="the new token's name (default: tj on <host> <time>)")
     command("logout", Cli.logout, "revoke and delete the stored token of this server")
 
+    listing = commands.add_parser(
+        "submissions", help="instructors: find practice submissions, regrade them (TJ_TOKEN)"
+    )
+    listing_commands = listing.add_subparsers(
+        dest="submissions_command", required=True, metavar="COMMAND"
+    )
+    for name, handler, text in (
+        ("list", Cli.submissions_list, "practice submissions (or --course N's), newest first"),
+        ("regrade", Cli.submissions_regrade, "grade one again, or --all-matching the filters"),
+    ):
+        sub = listing_commands.add_parser(name, parents=[common], help=text, description=text)
+        sub.set_defaults(handler=handler)
+        sub.add_argument("--problem", metavar="ID")
+        sub.add_argument("--verdict", help="e.g. wrong_answer, time_limit_exceeded")
+        sub.add_argument("--diagnosis", metavar="CODE", help="a diagnosis code, e.g. missing-wo")
+        sub.add_argument("--since", metavar="TIME", help="created at or after (ISO 8601)")
+        sub.add_argument("--until", metavar="TIME", help="created before (ISO 8601)")
+        sub.add_argument("--user-id", type=int, metavar="N", help="the submitting account")
+        sub.add_argument("--mode", choices=["submit", "examples"])
+        sub.add_argument(
+            "--course", type=int, metavar="N", help="a course's submissions (its staff)"
+        )
+        if name == "list":
+            sub.add_argument("--limit", type=int, default=50, help="rows per page (1-200)")
+            sub.add_argument("--cursor", help="the next page, as the previous one printed")
+        else:
+            sub.add_argument("submission", metavar="SUBMISSION_ID", nargs="?")
+            sub.add_argument(
+                "--all-matching", action="store_true", help="every match of the filters"
+            )
+            sub.add_argument("--yes", action="store_true", help="do not ask before --all-matching")
+
     cases = commands.add_parser("cases", help="instructors: a problem's test cases (TJ_TOKEN)")
     case_commands = cases.add_subparsers(dest="cases_command", required=True, metavar="COMMAND")
     for name, handler, text in (
@@ -340,7 +441,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     for option, default in (("url", None), ("timeout", DEFAULT_TIMEOUT), ("json", False)):
         if not hasattr(args, option):
             setattr(args, option, default)
-    cli = Cli(args)
+    try:
+        cli = Cli(args)
+    except JudgeError as exc:
+        # A malformed --url / TJ_URL: nothing was sent.
+        Console(stderr=True, highlight=False, markup=False, soft_wrap=True).print(f"tj: {exc}")
+        return EXIT_USAGE
     try:
         code: int = args.handler(cli)
         return code

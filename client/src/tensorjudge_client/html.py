@@ -13,6 +13,9 @@ from tensorjudge_client.view import (
     column_title,
     dicts,
     fmt,
+    humanize,
+    record_cell,
+    record_columns,
     requirement_titles,
     summary_line,
     tail_lines,
@@ -253,3 +256,17 @@ def result_html(result: dict[str, Any]) -> str:
         f"<p><small>Submission {_e(result['id'])}</small></p>" if result.get("id") else "",
     ]
     return f'{STYLE}<div class="tj-result">{"".join(s for s in sections if s)}</div>'
+
+
+def records_html(title: str, rows: list[dict[str, Any]]) -> str:
+    """Any list of JSON objects as a table, the columns of ``view.records_table``."""
+    columns = record_columns(rows)
+    head = "".join(f"<th>{_e(humanize(c))}</th>" for c in columns)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{_e(record_cell(row.get(c)))}</td>" for c in columns) + "</tr>"
+        for row in rows
+    )
+    return (
+        f'{STYLE}<div class="tj-result"><table><caption>{_e(title)}</caption>'
+        f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
+    )

@@ -16,7 +16,7 @@ from httpx_sse import EventSource
 
 from tensorjudge_client.credentials import stored_token
 from tensorjudge_client.errors import JudgeError, unreachable
-from tensorjudge_client.models import Problem, Result
+from tensorjudge_client.models import Problem, ProblemSummary, Records, Result
 from tensorjudge_client.source import function_source
 from tensorjudge_client.transport import (
     DEFAULT_RETRIES,
@@ -24,6 +24,7 @@ from tensorjudge_client.transport import (
     DEFAULT_URL,
     Transport,
     backoff,
+    server_url,
 )
 
 # Called with each event of a submission's stream: ("status", {"status": "running", ...}),
@@ -42,6 +43,10 @@ def _path(*parts: str | int) -> str:
     return "/" + "/".join(quote(str(p), safe="") if i % 2 else str(p) for i, p in enumerate(parts))
 
 
+def _listing(course: int | None) -> str:
+    return "/api/submissions" if course is None else _path("api/courses", course) + "/submissions"
+
+
 class Judge:
     """A TensorJudge server. ``url``: default ``TJ_URL``, else the local server; ``token``:
     a personal access token, default ``TJ_TOKEN``, else the one ``tj login`` stored for this
@@ -55,7 +60,7 @@ class Judge:
         timeout: float = DEFAULT_TIMEOUT,
         retries: int = DEFAULT_RETRIES,
     ) -> None:
-        self.url = (url or os.environ.get("TJ_URL") or DEFAULT_URL).rstrip("/")
+        self.url = server_url(url or os.environ.get("TJ_URL") or DEFAULT_URL)
         self.http = Transport(
             self.url,
             token=token if token is not None else default_token(self.url),
@@ -101,9 +106,12 @@ class Judge:
 
     # -- problems --------------------------------------------------------------------------------
 
-    def problems(self) -> list[dict[str, Any]]:
+    def problems(self) -> Records[ProblemSummary]:
+        """Every problem: ``p.id``, ``p.title``, ``p.difficulty``, ``p.summary`` (or
+        ``p["id"]``); shown as a table."""
         found = self.http.json("GET", "/api/problems")
-        return [p for p in found if isinstance(p, dict)] if isinstance(found, list) else []
+        rows = [p for p in found if isinstance(p, dict)] if isinstance(found, list) else []
+        return Records("Problems", [ProblemSummary(p) for p in rows])
 
     def problem(self, problem_id: str) -> Problem:
         problem = Problem(self.http.json("GET", _path("api/problems", problem_id)))
@@ -214,6 +222,45 @@ class Judge:
             f"no result for submission {submission_id} after {wait:g} s; "
             f"read it later with `tj result {submission_id}`"
         )
+
+    # -- instructor submissions (TJ_TOKEN) -------------------------------------------------------
+
+    def submissions(
+        self,
+        *,
+        limit: int = 50,
+        cursor: str | None = None,
+        course: int | None = None,
+        **filters: Any,
+    ) -> dict[str, Any]:
+        """Practice submissions, or with ``course`` that course's (for its staff), newest
+        first: ``{"items": [...], "next_cursor": ...}``. ``filters``: problem, verdict,
+        diagnosis, since, until (ISO 8601), user_id, mode, status."""
+        params = {k: v for k, v in filters.items() if v is not None}
+        params["limit"] = limit
+        if cursor:
+            params["cursor"] = cursor
+        found: dict[str, Any] = self.http.json("GET", _listing(course), params=params)
+        return found
+
+    def regrade(self, submission_id: str) -> dict[str, Any]:
+        """Grade a finished submission again on the current test set."""
+        queued: dict[str, Any] = self.http.json(
+            "POST", _path("api/submissions", submission_id) + "/regrade", idempotent=False
+        )
+        return queued
+
+    def regrade_matching(self, *, course: int | None = None, **filters: Any) -> dict[str, Any]:
+        """Every submission the filters match (as ``submissions`` takes them), graded again;
+        refused (422) when more match than the server's cap."""
+        params = {k: v for k, v in filters.items() if v is not None}
+        counts: dict[str, Any] = self.http.json(
+            "POST",
+            "/api/regrades" if course is None else _listing(course) + "/regrade",
+            params=params,
+            idempotent=False,
+        )
+        return counts
 
     # -- instructor test cases (TJ_TOKEN) --------------------------------------------------------
 

@@ -4,7 +4,7 @@ reachable through ``raw`` and ``[...]``, and are shown by the generic parts of t
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from tensorjudge_client import html, view
 
@@ -34,6 +34,50 @@ class Record:
     @property
     def requirements(self) -> list[dict[str, Any]]:
         return self._list("requirements")
+
+
+class ProblemSummary(Record):
+    """One row of ``GET /api/problems``; ``judge.problem(summary.id)`` fetches the statement."""
+
+    @property
+    def title(self) -> str:
+        return str(self.raw.get("title", self.id))
+
+    @property
+    def difficulty(self) -> str:
+        return str(self.raw.get("difficulty", ""))
+
+    @property
+    def summary(self) -> str:
+        return str(self.raw.get("summary", ""))
+
+    def __repr__(self) -> str:
+        return f"<Problem {self.id!r}: {self.title} ({self.difficulty})>"
+
+    def _repr_html_(self) -> str:
+        return html.records_html("Problem", [self.raw])
+
+
+R = TypeVar("R", bound=Record)
+
+
+class Records(list[R], Generic[R]):
+    """A list of records that shows as one table (text in a REPL, HTML in Jupyter); still a
+    plain list to iterate, index and ``len``."""
+
+    def __init__(self, title: str, items: list[R]) -> None:
+        super().__init__(items)
+        self.title = title
+
+    @property
+    def raw(self) -> list[dict[str, Any]]:
+        return [r.raw for r in self]
+
+    def __repr__(self) -> str:
+        return view.to_text(view.records_table(self.title, self.raw))
+
+    def _repr_html_(self) -> str:
+        return html.records_html(self.title, self.raw)
 
 
 class Problem(Record):

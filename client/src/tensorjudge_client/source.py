@@ -4,10 +4,14 @@ what it uses from its module (imports, helper functions, simple constants)."""
 from __future__ import annotations
 
 import ast
+import builtins
+import contextlib
 import inspect
+import symtable
 import sys
 import textwrap
 import types
+import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -17,6 +21,30 @@ _LITERALS = (int, float, complex, str, bytes, bool, type(None))
 
 class SourceError(ValueError):
     """The function's source cannot be found or cannot stand alone."""
+
+
+class MissingNamesWarning(UserWarning):
+    """The function uses names that are not sent with it: on the grader they raise
+    ``NameError``."""
+
+
+def free_names(source: str) -> set[str]:
+    """Names the code reads from its module (not assigned inside it, not parameters), in the
+    function and everything nested in it. Read from the source's symbol table, so an attribute
+    (``np.exp``'s ``exp``) is not taken for a name."""
+    found: set[str] = set()
+
+    def walk(table: symtable.SymbolTable, top: bool) -> None:
+        for symbol in table.get_symbols():
+            if not symbol.is_referenced():
+                continue
+            if (top and not symbol.is_imported()) or symbol.is_global():
+                found.add(symbol.get_name())
+        for child in table.get_children():
+            walk(child, False)
+
+    walk(symtable.symtable(source, "<function>", "exec"), True)
+    return found
 
 
 def _global_names(code: types.CodeType) -> Iterator[str]:
@@ -78,10 +106,17 @@ def function_source(fn: Callable[..., Any]) -> str:
     imports: list[str] = []
     definitions: list[str] = []
     seen: set[int] = set()
+    # Free names of every function sent, and the names the sent code defines.
+    used: dict[str, None] = {}
+    carried: set[str] = set()
 
     def visit(f: types.FunctionType) -> str:
         seen.add(id(f))
         own = _source(f)
+        carried.add(f.__name__)
+        # A syntax error is the grader's to report, with its line.
+        with contextlib.suppress(SyntaxError):
+            used.update(dict.fromkeys(sorted(free_names(own))))
         for name in dict.fromkeys(_global_names(f.__code__)):
             if name not in f.__globals__:
                 continue  # a builtin, an attribute name, or not defined yet
@@ -91,19 +126,49 @@ def function_source(fn: Callable[..., Any]) -> str:
                 # notebook or from the student's own file inside the sandbox).
                 if id(value) not in seen:
                     definitions.append(visit(value))
+                carried.add(name)
                 continue
             line = _import_line(name, value)
             if line is not None:
+                carried.add(name)
                 if line not in imports:
                     imports.append(line)
             elif _is_literal(value):
+                carried.add(name)
                 assignment = f"{name} = {value!r}"
                 if assignment not in definitions:
                     definitions.append(assignment)
         return own
 
     main = visit(fn)
+    missing = [n for n in used if n not in carried and not hasattr(builtins, n)]
+    if missing:
+        warnings.warn(missing_message(fn, missing), MissingNamesWarning, stacklevel=_caller_level())
     parts = ["\n".join(imports)] if imports else []
     parts += [d.strip() for d in definitions]
     parts.append(main.strip())
     return "\n\n\n".join(parts) + "\n"
+
+
+def _caller_level() -> int:
+    """The ``stacklevel`` of the first frame outside this package: the student's cell or
+    script, whichever client call led here."""
+    level = 1
+    frame: types.FrameType | None = sys._getframe(1)
+    while frame is not None and str(frame.f_globals.get("__name__", "")).startswith(
+        "tensorjudge_client"
+    ):
+        level, frame = level + 1, frame.f_back
+    return level
+
+
+def missing_message(fn: Callable[..., Any], missing: list[str]) -> str:
+    """Which names, and what to do: the function is sent anyway (the grader has the final say,
+    and a name may be meant to fail)."""
+    many = len(missing) > 1
+    return (
+        f"{fn.__name__} uses {', '.join(missing)}, which the grader will not have: only "
+        "imports, helper functions and plain constants are sent along with a function, so "
+        f"{'they raise' if many else 'it raises'} NameError there. Define "
+        f"{'them' if many else 'it'} inside the function, or submit the code as text."
+    )

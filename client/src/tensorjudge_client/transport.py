@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from email.utils import parsedate_to_datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -39,6 +40,33 @@ def retry_after_seconds(response: httpx.Response, default: float = 1.0) -> float
     except (TypeError, ValueError):
         return default
     return max(0.0, when.timestamp() - time.time())
+
+
+def server_url(url: str) -> str:
+    """``url`` as a base URL: ``127.0.0.1:8000`` means ``http://127.0.0.1:8000`` (what people
+    type after seeing the server's start-up line); anything else that is not an http(s) address
+    with a host is refused with what is wrong with it, not reported later as an unreachable
+    server."""
+    text = url.strip()
+    if "://" not in text:
+        text = "http://" + text
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 -- a port that is not a number raises here
+    except ValueError as exc:
+        raise JudgeError(
+            f"{url!r} is not a server URL ({exc}); e.g. http://127.0.0.1:8000"
+        ) from None
+    if parts.scheme not in ("http", "https"):
+        raise JudgeError(
+            f"{url!r} is not a server URL: the scheme must be http:// or https://, "
+            f"not {parts.scheme}://"
+        )
+    if not parts.hostname:
+        raise JudgeError(
+            f"{url!r} is not a server URL: it names no host; e.g. http://127.0.0.1:8000"
+        )
+    return text.rstrip("/")
 
 
 def backoff(attempt: int) -> float:

@@ -69,7 +69,15 @@ def fmt(value: Any) -> str:
 
 
 def shape_text(shape: Any) -> str:
-    return "(" + ", ".join(str(d) for d in shape) + ")" if isinstance(shape, list) else "?"
+    """Python's spelling, as the page writes it: ``(2,)``, ``(2, 3)``, ``()``."""
+    if not isinstance(shape, list):
+        return "?"
+    return repr(tuple(int(d) if isinstance(d, int) else d for d in shape)).replace("'", "")
+
+
+def is_empty(value: Any) -> bool:
+    """No content for a cell: a single-output result's ``outputs: []`` says nothing per row."""
+    return value is None or value == "" or value == [] or value == {}
 
 
 def is_scalar(value: Any) -> bool:
@@ -82,12 +90,14 @@ def test_columns(tests: list[dict[str, Any]]) -> list[str]:
     """The known columns present, then every other field that fits in a cell."""
     keys: dict[str, None] = {}
     for test in tests:
-        keys.update(dict.fromkeys(test))
+        keys.update(dict.fromkeys(k for k, v in test.items() if not is_empty(v)))
     columns = [k for k in TEST_COLUMNS if k in keys]
     if any(k in keys for k in SHAPE_FIELDS):
         columns.append("shape")
     skip = set(TEST_COLUMNS) | set(SHAPE_FIELDS) | set(PICTURE_FIELDS) | {"seconds"}
     columns += [k for k in keys if k not in skip and all(is_scalar(t.get(k)) for t in tests)]
+    if any(dicts(t.get("outputs")) for t in tests):
+        columns.append("outputs")
     if "seconds" in keys:
         columns.append("seconds")
     # A column empty in every row (no largest error when shapes differ) only takes room.
@@ -103,6 +113,12 @@ def test_cell(test: dict[str, Any], column: str) -> str:
     if column == "status":
         status = str(test.get("status", ""))
         return f"{MARKS.get(status, ('?', ''))[0]} {status}"
+    if column == "outputs":
+        # Several outputs: each one's verdict by name, the detail is in the JSON and the HTML.
+        return ", ".join(
+            f"{o.get('name', '?')} {MARKS.get(str(o.get('status')), ('?', ''))[0]}"
+            for o in dicts(test.get("outputs"))
+        )
     if column == "seconds" and isinstance(test.get("seconds"), int | float):
         return f"{test['seconds'] * 1000:.0f} ms"
     return fmt(test.get(column))
@@ -296,6 +312,64 @@ def problems_table(problems: Iterable[dict[str, Any]]) -> Table:
     return table
 
 
+def submissions_table(rows: list[dict[str, Any]]) -> Table:
+    """The instructors' list: one line per submission, newest first."""
+    title = Text(f"Submissions ({len(rows)})")
+    # Tight padding: the whole id (for `tj submissions regrade ID`) and the verdict stay on one
+    # line in 120 columns; the problem and the diagnoses wrap when they must.
+    table = Table(title=title, title_justify="left", box=None, padding=(0, 1), pad_edge=False)
+    for column in ("ID", "Created", "Problem", "Account", "Verdict", "Score", "Diagnoses", "Run"):
+        keep = column in ("ID", "Created", "Verdict", "Score", "Run")
+        table.add_column(column, no_wrap=keep, overflow="fold", header_style="bold underline")
+    for r in rows:
+        # Month, day and time (UTC): the list is newest first; --json has the whole date.
+        created = str(r.get("created_at", ""))[5:16].replace("T", " ")
+        verdict = verdict_label(r.get("verdict")) if r.get("verdict") else str(r.get("status"))
+        score = r.get("score")
+        who = r.get("user_name") or ("anonymous" if r.get("user_id") is None else r["user_id"])
+        table.add_row(
+            *(
+                Text(cell)
+                for cell in (
+                    str(r.get("id", "")),
+                    created,
+                    str(r.get("problem_id", "")),
+                    str(who),
+                    verdict,
+                    f"{round(score * 100)}%" if isinstance(score, int | float) else "",
+                    ", ".join(str(c) for c in r.get("diagnoses") or []),
+                    str(r.get("run", "")),
+                )
+            )
+        )
+    return table
+
+
+def case_row(case: dict[str, Any]) -> dict[str, Any]:
+    """A test case as ``tj cases list`` shows it: the inputs' shapes and values in one column,
+    the output's shape (or each named output's) in one "Output shape(s)" column, the other
+    fields as they are."""
+    row: dict[str, Any] = {}
+    for key, value in case.items():
+        if key == "shapes":
+            arrays = [f"{k} {shape_text(v)}" for k, v in (value or {}).items()]
+            scalars = [f"{k}={fmt(v)}" for k, v in (case.get("scalars") or {}).items()]
+            row["inputs"] = ", ".join(arrays + scalars)
+        elif key == "output_shape":
+            named = case.get("output_shapes") or {}
+            if case.get("raises"):
+                row["output_shape(s)"] = f"raises {case['raises']}"
+            elif named:
+                row["output_shape(s)"] = ", ".join(f"{k} {shape_text(v)}" for k, v in named.items())
+            else:
+                row["output_shape(s)"] = shape_text(value)
+        elif key == "created_at" and isinstance(value, str):
+            row[key] = value[:16].replace("T", " ")  # to the minute: the table has little room
+        elif key not in ("scalars", "output_shapes"):
+            row[key] = value
+    return row
+
+
 def record_cell(value: Any) -> str:
     """A list of objects (e.g. warnings) by their codes or names; anything else as ``fmt``."""
     if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
@@ -307,12 +381,17 @@ def record_cell(value: Any) -> str:
 NAME_COLUMNS = frozenset({"id", "name"})
 
 
+def record_columns(rows: list[dict[str, Any]]) -> list[str]:
+    keys: dict[str, None] = {}
+    for row in rows:
+        keys.update(dict.fromkeys(k for k, v in row.items() if not is_empty(v)))
+    return list(keys)
+
+
 def records_table(title: str, rows: list[dict[str, Any]]) -> Table:
     """Any list of JSON objects: one column per field that some row fills (a server may add
     fields, most of them empty for most rows, and a wide table would fold every cell)."""
-    keys: dict[str, None] = {}
-    for row in rows:
-        keys.update(dict.fromkeys(k for k, v in row.items() if v not in (None, "", [], {})))
+    keys = record_columns(rows)
     table = Table(title=Text(title), title_justify="left")
     for column in keys:
         named = column in NAME_COLUMNS

@@ -458,6 +458,155 @@ async function loadStats() {
   }
 }
 
+// ---------------------------------------------------------------- submissions
+
+const VERDICTS = ["accepted", "wrong_answer", "runtime_error", "time_limit_exceeded", "memory_limit_exceeded", "output_limit_exceeded", "compile_error", "internal_error"];
+const FILTERS = ["problem", "verdict", "diagnosis", "since", "until", "user_id"];
+let nextCursor = null;
+
+/** The filters as query parameters; dates from the datetime-local fields, as UTC ISO times. */
+function submissionQuery(cursor = null) {
+  const params = new URLSearchParams();
+  for (const name of FILTERS) {
+    const value = document.getElementById(`sub-${name}`).value.trim();
+    if (!value) continue;
+    params.set(name, name === "since" || name === "until" ? new Date(value).toISOString() : value);
+  }
+  if (cursor) params.set("cursor", cursor);
+  return params;
+}
+
+function submissionRow(s) {
+  const when = new Date(s.created_at);
+  return h(
+    "tr",
+    { "data-submission": s.id },
+    h("td", { class: "nowrap" }, h("time", { datetime: s.created_at }, when.toLocaleString())),
+    h("td", {}, s.problem_id),
+    h("td", {}, s.user_name ?? (s.user_id === null ? "anonymous" : String(s.user_id))),
+    h("td", {}, s.verdict ? s.verdict.replaceAll("_", " ") : s.status),
+    h("td", { class: "num" }, typeof s.score === "number" ? `${formatNumber(s.score * 100)}%` : ""),
+    h("td", {}, s.diagnoses.length ? s.diagnoses.map((c) => h("code", {}, c)).reduce((a, c) => [...a, a.length ? ", " : "", c], []) : ""),
+    h("td", { class: "num" }, String(s.run)),
+    h("td", { class: "nowrap" }, h("a", { href: `/api/submissions/${encodeURIComponent(s.id)}` }, s.id.slice(0, 8))),
+    h(
+      "td",
+      {},
+      s.status === "done"
+        ? h("button", { type: "button", class: "button small", "aria-label": `Regrade submission ${s.id}`, onclick: () => regradeOne(s) }, "Regrade")
+        : "",
+    ),
+  );
+}
+
+async function loadSubmissions(more = false) {
+  const body = document.getElementById("subs-body");
+  const status = document.getElementById("subs-status");
+  if (!more) {
+    clear(body);
+    nextCursor = null;
+  }
+  message(status, "Loading…");
+  try {
+    const query = submissionQuery(more ? nextCursor : null);
+    query.set("limit", "50");
+    const { data } = await api(`/api/submissions?${query}`, { token: token() });
+    nextCursor = data.next_cursor;
+    let tbody = document.querySelector("#subs-table tbody");
+    if (!tbody) {
+      tbody = h("tbody");
+      body.append(
+        h(
+          "div",
+          { class: "table-scroll", tabindex: "0", role: "region", "aria-label": "Submissions" },
+          h(
+            "table",
+            { id: "subs-table" },
+            h("thead", {}, h("tr", {}, ["Created", "Problem", "Account", "Verdict", "Score", "Diagnoses", "Run", "Id", ""].map((c) => h("th", { scope: "col" }, c)))),
+            tbody,
+          ),
+        ),
+      );
+    }
+    tbody.append(...data.items.map(submissionRow));
+    const shown = tbody.children.length;
+    message(status, shown ? `${shown} submission${shown === 1 ? "" : "s"}, newest first${nextCursor ? "; more below" : ""}.` : "No submission matches.");
+    document.getElementById("subs-more").hidden = !nextCursor;
+  } catch (err) {
+    message(status, authHint(err), "error");
+  }
+}
+
+async function regradeOne(s) {
+  const status = document.getElementById("subs-status");
+  try {
+    const { data } = await api(`/api/submissions/${encodeURIComponent(s.id)}/regrade`, { method: "POST", token: token() });
+    message(status, `Submission ${s.id.slice(0, 8)} queued for grading again (run ${data.run}).`, "success");
+  } catch (err) {
+    message(status, authHint(err), "error");
+  }
+}
+
+async function regradeMatching() {
+  const status = document.getElementById("subs-status");
+  try {
+    // The count first (up to a page of 200), so the confirmation says what it will touch.
+    const query = submissionQuery();
+    query.set("limit", "200");
+    const { data } = await api(`/api/submissions?${query}`, { token: token() });
+    const count = `${data.items.length}${data.next_cursor ? "+" : ""}`;
+    if (data.items.length === 0) {
+      message(status, "No submission matches: nothing to regrade.");
+      return;
+    }
+    if (!window.confirm(`Regrade all ${count} matching submissions on the current test set? Each takes a place in the queue.`)) return;
+    const { data: counts } = await api(`/api/regrades?${submissionQuery()}`, { method: "POST", token: token() });
+    const full = counts.queue_full ? " The queue is full: the rest were not queued." : "";
+    message(status, `${counts.matched} matched: ${counts.queued} queued, ${counts.skipped} skipped.${full}`, counts.queue_full ? "warn" : "success");
+  } catch (err) {
+    message(status, authHint(err), "error");
+  }
+}
+
+function submissionsSection() {
+  const field = (name, label, input) => h("div", { class: "field" }, h("label", { for: `sub-${name}` }, label), input);
+  return h(
+    "section",
+    { class: "panel", "aria-labelledby": "subs-heading" },
+    h("h2", { id: "subs-heading" }, "Submissions"),
+    h("p", { class: "help" }, "Practice submissions of every account, newest first (a course's are in its gradebook)."),
+    h(
+      "form",
+      {
+        id: "subs-form",
+        onsubmit: (e) => {
+          e.preventDefault();
+          loadSubmissions();
+        },
+      },
+      h(
+        "div",
+        { class: "field-row" },
+        field("problem", "Problem", h("select", { id: "sub-problem" }, h("option", { value: "" }, "any"), problems.map((p) => h("option", { value: p.id }, p.title)))),
+        field("verdict", "Verdict", h("select", { id: "sub-verdict" }, h("option", { value: "" }, "any"), VERDICTS.map((v) => h("option", { value: v }, v.replaceAll("_", " "))))),
+        field("diagnosis", "Diagnosis code", h("input", { id: "sub-diagnosis", placeholder: "e.g. missing-wo", pattern: "[a-z0-9][a-z0-9\\-]*", size: "14" })),
+        field("since", "From", h("input", { id: "sub-since", type: "datetime-local" })),
+        field("until", "Until", h("input", { id: "sub-until", type: "datetime-local" })),
+        field("user_id", "Account id", h("input", { id: "sub-user_id", type: "number", min: "1", step: "1", size: "6" })),
+      ),
+      h(
+        "div",
+        { class: "actions" },
+        h("button", { type: "submit", class: "button primary", id: "subs-search" }, "Show submissions"),
+        h("button", { type: "button", class: "button danger", id: "subs-regrade-all", onclick: regradeMatching }, "Regrade all matching…"),
+      ),
+    ),
+    h("p", { id: "subs-status", class: "message", role: "status" }),
+    h("div", { id: "subs-body" }),
+    h("button", { type: "button", class: "button", id: "subs-more", hidden: true, onclick: () => loadSubmissions(true) }, "Older submissions"),
+  );
+}
+
 // ---------------------------------------------------------------- page
 
 function tokenSection() {
@@ -604,6 +753,7 @@ async function main() {
       h("div", { id: "cases-body" }),
     ),
     addSection(),
+    submissionsSection(),
     h(
       "section",
       { class: "panel", "aria-labelledby": "diag-title" },
