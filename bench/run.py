@@ -197,7 +197,7 @@ def percentile(values: list[float], q: float) -> float:
 
 
 class Server:
-    def __init__(self, backend: Backend, data_dir: Path) -> None:
+    def __init__(self, backend: Backend, data_dir: Path, root: Path = ROOT) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         env = {
@@ -220,7 +220,7 @@ class Server:
         self.log = (data_dir / "server.log").open("wb")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "app", "serve"],
-            cwd=ROOT,
+            cwd=root,
             env=env,
             stdout=self.log,
             stderr=subprocess.STDOUT,
@@ -448,6 +448,13 @@ def main() -> None:
     parser.add_argument(
         "--wrong-fault", default=None, help="the wrong submission's fault (default: the first)"
     )
+    parser.add_argument(
+        "--baseline",
+        default="11d4692",
+        help="revision measured side by side with this tree (bwrap-fork, alternating turns; "
+        "'' skips it; default: %(default)s, main before the hidden-case work)",
+    )
+    parser.add_argument("--rounds", type=int, default=4, help="side-by-side rounds")
     args = parser.parse_args()
     began = time.monotonic()
 
@@ -499,7 +506,15 @@ def main() -> None:
         "docker": Backend("docker", {"GRADER_SANDBOX": "docker"}),
     }
     results: dict[str, Any] = {}
-    for name in args.backends.split(","):
+    compared: dict[str, Any] | None = None
+    if args.baseline and not bwrap_skip_reason():
+        from sidebyside import side_by_side
+
+        print(f"side by side with {args.baseline} (bwrap-fork, correct submission):", flush=True)
+        compared = side_by_side(
+            args.baseline, backends["bwrap-fork"], codes["correct"], floor, rounds=args.rounds
+        )
+    for name in [b for b in args.backends.split(",") if b]:
         backend = backends[name]
         reason = bwrap_skip_reason() if name.startswith("bwrap") else docker_skip_reason()
         if reason:
@@ -519,6 +534,8 @@ def main() -> None:
         "wrong_fault": models.wrong_code,
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
         "floor_ms": floor,
+        "load_1min_at_end": os.getloadavg()[0],
+        "side_by_side": compared,
         "backends": results,
         "bench_seconds": time.monotonic() - began,
     }

@@ -114,10 +114,10 @@ def grade_run(problem: Problem, cases: Sequence[TestCase], run: RunResult) -> Gr
     result = verdict(run, reports)
     compared = time.perf_counter()
 
-    requirements, found, alternatives = _explain(
-        problem, cases, run, accepted=result == Verdict.ACCEPTED, outcomes=run.cases
-    )
-    public_view = _public_view(problem, cases, run, reports)
+    accepted = result == Verdict.ACCEPTED
+    explained = _explain(problem, cases, run, accepted=accepted, outcomes=run.cases)
+    requirements, found, alternatives = explained
+    public_view = _public_view(problem, cases, run, reports, full=(accepted, explained))
     done = time.perf_counter()
 
     probes = problem.diagnostics.probes if problem.diagnostics else ()
@@ -186,20 +186,35 @@ def _explain(
     )
 
 
+Explained = tuple[list[RequirementResult], list[Diagnosis], list[list[str]]]
+
+
 def _public_view(
-    problem: Problem, cases: Sequence[TestCase], run: RunResult, reports: Sequence[CaseReport]
+    problem: Problem,
+    cases: Sequence[TestCase],
+    run: RunResult,
+    reports: Sequence[CaseReport],
+    full: tuple[bool, Explained] | None = None,
 ) -> PublicView:
     """What the public cases and the probes say without any hidden case's outcome: for a
-    ``summary`` feedback policy. The hidden cases count only as how many passed."""
+    ``summary`` feedback policy. The hidden cases count only as how many passed. ``full``: the
+    whole run's ``accepted`` and ``_explain``, reused (as copies) when the public cases alone
+    give ``_explain`` the same inputs, which is the common case (a diagnosis costs more than
+    the rest of grading a run)."""
     hidden = {c.name for c in cases if c.visibility != "public"}
     public_reports = [r for r in reports if r.visibility == "public"]
-    requirements, found, alternatives = _explain(
-        problem,
-        cases,
-        run,
-        accepted=all(r.status == "passed" for r in public_reports),
-        outcomes=[o for o in run.cases if o.name not in hidden],
-    )
+    accepted = all(r.status == "passed" for r in public_reports)
+    outcomes = [o for o in run.cases if o.name not in hidden]
+    # ``_explain`` reads the cases' outcomes only for the inputs they changed in place.
+    if full is not None and full[0] == accepted and _mutated(outcomes) == _mutated(run.cases):
+        kept, kept_found, kept_alternatives = full[1]
+        requirements = [r.model_copy(deep=True) for r in kept]
+        found = [d.model_copy(deep=True) for d in kept_found]
+        alternatives = [list(a) for a in kept_alternatives]
+    else:
+        requirements, found, alternatives = _explain(
+            problem, cases, run, accepted=accepted, outcomes=outcomes
+        )
     return PublicView(
         requirements=requirements,
         diagnoses=found,
@@ -208,6 +223,10 @@ def _public_view(
         hidden_passed=sum(r.status == "passed" for r in reports if r.visibility != "public"),
         hidden_total=len(reports) - len(public_reports),
     )
+
+
+def _mutated(outcomes: Sequence[CaseOutcome]) -> set[str]:
+    return {name for o in outcomes for name in o.mutated_inputs}
 
 
 def _public_error(

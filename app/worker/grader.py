@@ -124,25 +124,12 @@ def _run_pipeline(
     personal = assignment_cases(ctx.settings, ctx.sessions, problem, submission)
     version, cases = personal or test_set(ctx.sessions, problem)
 
-    def sandbox_done(seconds: float) -> None:
-        # Its own small transaction, so event streams show "grading" while outputs are compared.
-        with ctx.sessions() as session:
-            SubmissionRepository(session).add_event(
-                submission.id, "phase", {"phase": "sandbox", "seconds": seconds}
-            )
-            session.commit()
-
     sandbox = ctx.sandbox
     stages["prepare"] = time.perf_counter() - claimed
     raw: dict[str, float] = {}
-    report = grade_submission(
-        problem,
-        submission.code,
-        sandbox,
-        cases=cases,
-        on_sandbox_done=sandbox_done,
-        raw_timings=raw,
-    )
+    # The sandbox phase is stored with the result (``_store``), in the one transaction that
+    # finishes the submission: a commit of its own cost more than comparing and diagnosing.
+    report = grade_submission(problem, submission.code, sandbox, cases=cases, raw_timings=raw)
     stages.update((k, raw[k]) for k in ("sandbox", "compare", "diagnose") if k in raw)
     return report, version
 
@@ -208,8 +195,7 @@ def _store(
             score=report.score,
             report_json=report_json,
             test_set_version=version,
-            # "sandbox" was announced when the run ended (``_run_pipeline``).
-            phases={k: v for k, v in report.timings.items() if k not in ("sandbox", "total")},
+            phases={k: v for k, v in report.timings.items() if k != "total"},
             finished_at=now,
         )
         if stored:

@@ -363,17 +363,27 @@ class ForkServerSandbox:
         ready = len(self._spare_pool)
         return ready < self.spares and (ready == 0 or self._in_flight == 0)
 
+    def _wake_primer(self) -> None:
+        """Called with the lock held: wake the primer only when it has work now. A woken thread
+        competes for the interpreter lock with the run's own host thread, so runs do not wake it
+        for nothing (it also looks again every second)."""
+        if self._should_prime():
+            self._wanted.notify_all()
+
     def _take_spare(self) -> _Primed | None:
+        """A live spare or None; the caller's run counts as in flight from here (so the primer,
+        woken by the pool's change, does not fork beside it), until ``_run_forked`` ends."""
         dead = []
         taken = None
         with self._wanted:
+            self._in_flight += 1
             while self._spare_pool and taken is None:
                 primed = self._spare_pool.popleft()
                 if primed.generation == self.zygote_starts and primed.alive():
                     taken = primed
                 else:  # its zygote died since it was primed
                     dead.append(primed)
-            self._wanted.notify_all()
+            self._wake_primer()
         for primed in dead:
             primed.discard()
         return taken
@@ -477,6 +487,14 @@ class ForkServerSandbox:
             raise
 
     def _run_forked(self, request: RunRequest) -> RunResult:
+        try:
+            return self._run_in_flight(request)
+        finally:
+            with self._wanted:
+                self._in_flight -= 1
+                self._wake_primer()
+
+    def _run_in_flight(self, request: RunRequest) -> RunResult:
         limits = request.limits
         primed = self._take_spare()
         if primed is not None and primed.cg is not None:
@@ -491,8 +509,6 @@ class ForkServerSandbox:
             self._spare_limits = limits
         if primed is None:
             primed = self._prime(limits)
-        with self._wanted:
-            self._in_flight += 1
         self.last_pidns = primed.pidns
         self._hold_namespace(primed.pid)
         self.last_host_pid = primed.pid
@@ -504,9 +520,6 @@ class ForkServerSandbox:
         finally:
             oom = cg.oom_killed() if cg is not None else False
             primed.discard()
-            with self._wanted:
-                self._in_flight -= 1
-                self._wanted.notify_all()
         # The OOM notification may have ended it before the kernel counted the kill.
         raw.oom_killed = oom or raw.oom_killed
         result = interpret(raw, request, self.name)
@@ -598,13 +611,19 @@ def _collect(run: _Primed, job: bytes, request: RunRequest) -> RawRun:
     cap = stream_cap(request)
     sock, err_r, pidfd, cg = run.sock, run.err_r, run.pidfd, run.cg
 
+    # Most jobs fit the socket's buffer: sent here at once, with no thread to start and
+    # schedule; only the rest of a larger one is left to a writer thread.
+    sent = _send_now(sock, job)
+
     def feed() -> None:
         with contextlib.suppress(OSError):
-            sock.sendall(job)
+            sock.sendall(memoryview(job)[sent:])
             sock.shutdown(socket.SHUT_WR)
 
-    writer = threading.Thread(target=feed, daemon=True)
-    writer.start()
+    writer: threading.Thread | None = None
+    if sent < len(job):
+        writer = threading.Thread(target=feed, daemon=True)
+        writer.start()
     streams = read_streams(
         sock.fileno(),
         err_r,
@@ -619,8 +638,29 @@ def _collect(run: _Primed, job: bytes, request: RunRequest) -> RawRun:
     if cg is not None:
         cg.kill_all()
     _wait_pidfd(pidfd, 1.0)
-    writer.join(timeout=1.0)
+    if writer is not None:
+        writer.join(timeout=1.0)
     return streams.raw(returncode=None, wall_seconds=time.monotonic() - start)
+
+
+def _send_now(sock: socket.socket, job: bytes) -> int:
+    """Send what the socket takes without blocking; once the whole job is sent, close the
+    writing side (the runner reads to its end). How many bytes were sent."""
+    sent = 0
+    sock.setblocking(False)
+    try:
+        while sent < len(job):
+            sent += sock.send(memoryview(job)[sent:])
+    except (BlockingIOError, InterruptedError):
+        pass
+    except OSError:
+        sent = len(job)  # the run is gone: what it says (or not) is read as it ended
+    finally:
+        sock.setblocking(True)
+    if sent == len(job):
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_WR)
+    return sent
 
 
 def _close_at_exit(ref: weakref.ref[ForkServerSandbox]) -> None:

@@ -55,6 +55,7 @@ class Worker:
         os.closerange(keep[0] + 1, keep[1])
         os.closerange(keep[1] + 1, os.sysconf("SC_OPEN_MAX"))
         self.res = res_w
+        self.outbox: list[bytes] = []
         self.ack_r = ack_r
         self.read = os.read
         sys.stdout = io.TextIOWrapper(os.fdopen(1, "wb", closefd=False), write_through=True)
@@ -74,11 +75,17 @@ class Worker:
         self.shape_of = type(self.np.empty(0)).shape.__get__
 
     def send_json(self, obj: dict[str, Any], blob: bytes | None = None) -> None:
+        """Queue a message. It leaves with the next case's start, or when the worker is done:
+        a case's result and the next case's start wake the supervisor once, not twice."""
         payload = self.dumps(obj, separators=(",", ":")).encode()
-        parts = [self.pack(JSON_KIND, len(payload)), payload]
+        self.outbox += [self.pack(JSON_KIND, len(payload)), payload]
         if blob is not None:
-            parts += [self.pack(BLOB_KIND, len(blob)), blob]
-        self.write_all(self.res, parts)
+            self.outbox += [self.pack(BLOB_KIND, len(blob)), blob]
+
+    def send_queued(self) -> None:
+        parts, self.outbox = self.outbox, []
+        if parts:
+            self.write_all(self.res, parts)
 
     def run(self) -> None:
         fn = self.load()
@@ -87,6 +94,7 @@ class Worker:
                 self.start_case(index)
                 self.run_case(fn, index, self.load_case())
             self.send_json({"type": "done"})
+        self.send_queued()
         for stream in (*self.streams, sys.stdout, sys.stderr):
             with contextlib.suppress(Exception):  # the submission may have replaced or closed it
                 stream.flush()
@@ -164,6 +172,7 @@ class Worker:
             with contextlib.suppress(Exception):  # the submission may have replaced or closed it
                 stream.flush()
         self.send_json({"type": "case_start", "index": index})
+        self.send_queued()
         try:
             acknowledged = self.read(self.ack_r, 1) == b"+"
         except OSError:
