@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from app.grading.faulttable import Combo, FaultTable, Matches, ProbeColumn
+from app.grading.faulttable import LOW_DTYPES, Combo, FaultTable, Matches, ProbeColumn
 from app.problems.cases import Result
 from app.problems.loader import Problem
 from sandbox.protocol import CaseOutcome
@@ -108,14 +108,7 @@ def diagnose(
                 "Your output is right on every probe input but wrong on some test cases."
             )
         return finding
-    found = table.smallest(matches.close.all(axis=1))
-    if found:
-        finding.alternatives, finding.explained = _codes(found), True
-        finding.contract["low-precision"] = (
-            f"Your output agrees to within {table.low_precision:g} of the output scale on all "
-            f"{n} probe inputs, but not to the required tolerance."
-        )
-        finding.evidence = f"It reproduces your output, to low precision, on all {n} probe inputs."
+    if _low_precision(finding, table, matches, n):
         return finding
 
     model = problem.diagnostics.error_model if problem.diagnostics else None
@@ -162,6 +155,24 @@ def diagnose(
     return finding
 
 
+def _low_precision(finding: Finding, table: FaultTable, matches: Matches, n: int) -> bool:
+    """A low-precision answer: some combination computed at a lower dtype reproduces every probe
+    output to that dtype's rounding noise (the tightest dtype that does is named)."""
+    for dtype in LOW_DTYPES:
+        found = table.smallest(matches.low(dtype).all(axis=1))
+        if found:
+            finding.alternatives, finding.explained = _codes(found), True
+            what = "the correct computation" if not found[0].codes else "the computation below"
+            finding.contract["low-precision"] = (
+                f"Your output is {what} carried out in {dtype}: on all {n} probe inputs it "
+                f"differs from that only by {dtype} rounding, which is more than the required "
+                f"tolerance allows."
+            )
+            finding.evidence = f"Computed in {dtype}, it reproduces your output on all {n} probes."
+            return True
+    return False
+
+
 def _outputs_named(columns: Sequence[ProbeColumn], which: np.ndarray) -> str:
     """ "output", or for a problem with several outputs the names of those concerned."""
     names = list(dict.fromkeys(c.output for c, w in zip(columns, which, strict=True) if w))
@@ -188,7 +199,8 @@ def _partly_explained(
         return False
     inside = len({c.name for c, m in zip(columns, marked, strict=True) if m})
     outside = len({c.name for c, m in zip(columns, marked, strict=True) if not m})
-    for ok, low in ((matches.exact, False), (matches.close, True)):
+    candidates = [(matches.exact, None)] + [(matches.low(d), d) for d in LOW_DTYPES]
+    for ok, low in candidates:
         found = table.smallest(ok[:, marked].all(axis=1))
         if found:
             finding.alternatives, finding.explained = _codes(found), True
@@ -198,7 +210,7 @@ def _partly_explained(
             )
             if low:
                 finding.contract["low-precision"] = (
-                    "Where it works, your output agrees only to low precision."
+                    f"Where it works, your output is what the computation gives in {low}."
                 )
             finding.evidence = f"It reproduces your output on every probe input marked {mark!r}."
             return True

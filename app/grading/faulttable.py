@@ -3,22 +3,44 @@
 The probes are fixed, so the faulty reference is run on them for each combination of up to
 ``max_faults`` faults (each with each of its variants) once; diagnosing a submission is then a
 vectorised comparison of its outputs with this table, not a search that re-runs the reference.
+
+Each combination is also run with its inputs in float32 and in float16: a low-precision answer is
+recognised by that signature (it sits within rounding noise of the computation at one of those
+dtypes), not by being roughly right, which a small real bug also is.
 """
 
 from __future__ import annotations
 
 import itertools
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
 
-from app.problems.cases import output_shapes
+from app.problems.cases import Inputs, output_shapes
 from app.problems.errormodel import Diagnostics, Probe
 from app.problems.hooks import exception_name
 from app.problems.loader import Problem
+
+# The dtypes a low-precision answer is recognised by, tightest first.
+LOW_DTYPES = ("float32", "float16")
+# How far a low-precision answer may sit from the reference run at its dtype: NOISE_FACTOR times
+# that run's own distance from float64, and at least NOISE_FLOOR units of rounding (eps) at the
+# output's scale. Two implementations at one dtype round in another order: measured on the
+# probes, they differ by up to about one eps at the scale, several times the reference's own
+# distance from float64 (which rounds its inputs, then partly computes in float64).
+NOISE_FACTOR = 4.0
+NOISE_FLOOR = 2.0
+
+
+@dataclass(frozen=True)
+class LowPrecision:
+    """One output of one probe, every combination computed at one lower dtype."""
+
+    filled: np.ndarray  # (combos, size) float64 view of the low-dtype outputs, non-finite -> 0
+    bound: np.ndarray  # (combos,) the largest distance still rounding noise; -inf: never
 
 
 @dataclass(frozen=True)
@@ -55,16 +77,26 @@ class ProbeColumn:
     tolerance: np.ndarray = field(init=False, repr=False)
     # (combos,) bool, the rows with no non-finite entry (what an all-finite output can match).
     all_finite: np.ndarray = field(init=False, repr=False)
+    # The same combinations computed at each of LOW_DTYPES.
+    low: Mapping[str, LowPrecision] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tolerance", self.atol + self.rtol * np.abs(self.filled))
         object.__setattr__(self, "all_finite", self.finite.all(axis=1))
 
 
-@dataclass(frozen=True)
+@dataclass
 class Matches:
-    exact: np.ndarray  # (combos, probes) bool: within the problem's tolerance
-    close: np.ndarray  # (combos, probes) bool: within the low-precision tolerance
+    exact: np.ndarray  # (combos, columns) bool: within the problem's tolerance
+    # dtype -> (combos, columns) bool: within rounding noise of the combination at that dtype;
+    # computed on first use, since an exact match (the usual case) never needs it.
+    _low: Callable[[str], np.ndarray] = field(repr=False)
+    _cache: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+
+    def low(self, dtype: str) -> np.ndarray:
+        if dtype not in self._cache:
+            self._cache[dtype] = self._low(dtype)
+        return self._cache[dtype]
 
 
 def enumerate_combos(diagnostics: Diagnostics) -> list[Combo]:
@@ -99,10 +131,15 @@ class FaultTable:
         rows = [_row(problem, combo, probes, shapes) for combo in combos]
         raw = [r for r, _ in rows]
         keep = _distinct(combos, raw)
+        low_raw = {
+            dtype: [_row(problem, combos[i], probes, shapes, dtype)[0] for i in keep]
+            for dtype in LOW_DTYPES
+        }
         raised = np.array([[r[i] for _, r in rows] for i in range(len(probes))], dtype=object)
         self.combos: list[Combo] = [combos[i] for i in keep]
         self.sizes = np.array([c.size for c in self.combos])
         self.columns: list[ProbeColumn] = []
+        cap = diagnostics.error_model.diagnosis.low_precision
         for j, (probe, k) in enumerate(wanted):
             shape = shapes[j // len(spec.outputs)][k]
             size = int(np.prod(shape))
@@ -117,6 +154,13 @@ class FaultTable:
             finite[failed] = False
             output = spec.outputs[k]
             tolerance = spec.tolerance_of(output)
+            scale = 1.0 if right is None else float(np.abs(right).max(initial=0.0)) or 1.0
+            low = {
+                dtype: _low_precision(
+                    [r[j] for r in low_raw[dtype]], filled, finite, scale, dtype, cap
+                )
+                for dtype in LOW_DTYPES
+            }
             self.columns.append(
                 ProbeColumn(
                     name=probe.name,
@@ -125,11 +169,12 @@ class FaultTable:
                     finite=finite,
                     rtol=tolerance.rtol,
                     atol=tolerance.atol,
-                    scale=1.0 if right is None else float(np.abs(right).max(initial=0.0)) or 1.0,
+                    scale=scale,
                     marks=frozenset(probe.marks),
                     part=k,
                     output=output.name,
                     raised=None if probe.raises is None else raised[j // len(spec.outputs)][keep],
+                    low=low,
                 )
             )
         # Every probe's correct output shapes (one per output), property probes included.
@@ -150,10 +195,14 @@ class FaultTable:
         exactly where the model has them."""
         n = len(self.combos)
         exact = np.zeros((n, len(self.columns)), dtype=bool)
-        close = np.zeros_like(exact)
+        # Per column, what the low-precision comparison needs: (the output flattened with
+        # non-finite entries as 0, the rows whose non-finite entries sit where the output's do);
+        # None where only the raised exception (or nothing) counts.
+        prepared: list[tuple[np.ndarray, np.ndarray] | None] = []
         for j, (column, output) in enumerate(zip(self.columns, outputs, strict=True)):
+            prepared.append(None)
             if column.raised is not None and raised is not None and raised[j] is not None:
-                exact[:, j] = close[:, j] = column.raised == raised[j]
+                exact[:, j] = column.raised == raised[j]
                 continue
             if output is None or output.shape != column.shape:
                 continue
@@ -166,8 +215,20 @@ class FaultTable:
                 flat = np.where(finite, flat, 0.0)
             diff = np.abs(column.filled - flat)
             exact[:, j] = same_mask & (diff <= column.tolerance).all(axis=1)
-            close[:, j] = same_mask & (diff.max(axis=1) <= self.low_precision * column.scale)
-        return Matches(exact, close)
+            prepared[j] = (flat, same_mask)
+
+        def low(dtype: str) -> np.ndarray:
+            ok = exact.copy()  # an exact match is also within any rounding noise
+            for j, (column, ready) in enumerate(zip(self.columns, prepared, strict=True)):
+                if ready is None:
+                    continue
+                flat, same_mask = ready
+                at = column.low[dtype]
+                off = np.abs(at.filled - flat).max(axis=1, initial=0.0)
+                ok[:, j] |= same_mask & (off <= at.bound)
+            return ok
+
+        return Matches(exact, low)
 
     def smallest(self, ok: npt.ArrayLike) -> list[Combo]:
         """The smallest combinations marked ``ok``; several only when their codes differ."""
@@ -196,16 +257,19 @@ def _row(
     combo: Combo,
     probes: Sequence[Probe],
     shapes: Sequence[Sequence[tuple[int, ...]]],
+    dtype: str | None = None,
 ) -> tuple[list[np.ndarray | None], list[str]]:
     """One combination's outputs on the fault probes, one flattened array per (probe, output),
     None where the faulty reference raises or gives another shape; and per probe the name of
-    the exception it raised ("" where it returned)."""
+    the exception it raised ("" where it returned). ``dtype``: the probes' float inputs are
+    first cast to it, so the reference computes at that precision."""
     row: list[np.ndarray | None] = []
     raised: list[str] = []
     for probe, want in zip(probes, shapes, strict=True):
+        inputs = probe.inputs if dtype is None else _cast(probe.inputs, dtype)
         try:
             with np.errstate(all="ignore"):  # unstable variants overflow on purpose
-                parts: tuple[np.ndarray, ...] | None = problem.evaluate(probe.inputs, combo.flags)
+                parts: tuple[np.ndarray, ...] | None = problem.evaluate(inputs, combo.flags)
             raised.append("")
         except Exception as exc:  # a fault that cannot run on this probe reproduces no output
             parts = None
@@ -214,6 +278,40 @@ def _row(
             got = parts[k] if parts is not None and len(parts) == len(want) else None
             row.append(got.ravel() if got is not None and got.shape == shape else None)
     return row, raised
+
+
+def _cast(inputs: Inputs, dtype: str) -> Inputs:
+    return {
+        name: value.astype(dtype)
+        if isinstance(value, np.ndarray) and np.issubdtype(value.dtype, np.floating)
+        else value
+        for name, value in inputs.items()
+    }
+
+
+def _low_precision(
+    entries: Sequence[np.ndarray | None],
+    filled: np.ndarray,
+    finite: np.ndarray,
+    scale: float,
+    dtype: str,
+    cap: float,
+) -> LowPrecision:
+    """The combinations' outputs at ``dtype`` beside their float64 ones (``filled``, ``finite``)
+    and how far an answer at that dtype may be from them (see NOISE_FACTOR), never beyond
+    ``cap`` times the scale. A row that rounding turns non-finite, or where the reference
+    failed, matches nothing."""
+    size = filled.shape[1]
+    stacked = np.stack([np.full(size, np.nan) if e is None else e for e in entries])
+    low_finite = np.isfinite(stacked)
+    low = np.where(low_finite, stacked, 0.0)
+    usable = (low_finite == finite).all(axis=1) & ~np.isnan(filled).any(axis=1)
+    with np.errstate(invalid="ignore"):
+        noise = np.abs(low - filled).max(axis=1, initial=0.0)
+    floor = NOISE_FLOOR * float(np.finfo(dtype).eps) * scale
+    bound = np.minimum(np.maximum(NOISE_FACTOR * noise, floor), cap * scale)
+    bound = np.where(usable, bound, -np.inf)
+    return LowPrecision(filled=low, bound=bound)
 
 
 def _distinct(combos: list[Combo], raw: list[list[np.ndarray | None]]) -> list[int]:

@@ -68,7 +68,8 @@ class FaultSpec(Wording):
 
 
 class DiagnosisSettings(StrictModel):
-    # Largest difference / largest expected value, per probe, for the "low-precision" match.
+    # The most a "low-precision" answer may differ from the correct one, relative to the largest
+    # expected value of the probe: a cap on the rounding noise of float32/float16 answers.
     low_precision: float = Field(default=5e-3, gt=0, lt=1)
     max_faults: int = Field(default=3, ge=1, le=4)
 
