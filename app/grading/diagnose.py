@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from app.grading import evidence
 from app.grading.faulttable import LOW_DTYPES, Combo, FaultTable, Matches, ProbeColumn
 from app.problems.cases import Result
 from app.problems.loader import Problem
@@ -94,13 +95,15 @@ def diagnose(
     columns = table.columns
     parts = len(problem.spec.outputs)
     outputs = [_usable(probe_outcomes.get(c.name), c.shape, c.part, parts) for c in columns]
-    matches = table.match(outputs, [_raised(probe_outcomes.get(c.name)) for c in columns])
+    raised = [_raised(probe_outcomes.get(c.name)) for c in columns]
+    matches = table.match(outputs, raised)
     n = len({c.name for c in columns})  # probes (a probe has a column per output)
 
     found = table.smallest(matches.exact.all(axis=1))
     if found:
         finding.alternatives, finding.explained = _codes(found), True
-        finding.evidence = f"It reproduces your output on all {n} probe inputs."
+        if found[0].codes:
+            finding.evidence = evidence.reproduced(table, table.row_of[found[0]])
         if not found[0].codes and cases_failed and not mutated:
             finding.alternatives = []
             finding.explained = False
@@ -112,8 +115,8 @@ def diagnose(
         return finding
 
     model = problem.diagnostics.error_model if problem.diagnostics else None
-    for code, mark in model.partial_checks() if model else []:
-        if _partly_explained(finding, table, matches, outputs, code, mark):
+    for check in model.partial_checks() if model else []:
+        if _partly_explained(finding, table, matches, outputs, raised, check):
             return finding
 
     usable = np.array([o is not None for o in outputs])
@@ -168,7 +171,9 @@ def _low_precision(finding: Finding, table: FaultTable, matches: Matches, n: int
                 f"differs from that only by {dtype} rounding, which is more than the required "
                 f"tolerance allows."
             )
-            finding.evidence = f"Computed in {dtype}, it reproduces your output on all {n} probes."
+            finding.evidence = evidence.reproduced(
+                table, table.row_of[found[0]], f"Computed in {dtype}, it reproduces"
+            )
             return True
     return False
 
@@ -186,33 +191,64 @@ def _partly_explained(
     table: FaultTable,
     matches: Matches,
     outputs: Sequence[np.ndarray | None],
-    code: str,
-    mark: str,
+    raised: Sequence[str | None],
+    check: tuple[str, str, bool],
 ) -> bool:
     """The problem's own check ``code``: explained on the probes marked ``mark`` (every one of
-    which gave an output), wrong or failing on the others."""
+    which gave an output, or raised where the correct function does), wrong or failing on the
+    others (and failing on some of them, for a check that says so). The evidence names the
+    probes by what the problem says about them, and where the function raised, never what."""
+    code, mark, failing = check
     columns = table.columns
     marked = np.array([mark in c.marks for c in columns])
     if not marked.any() or marked.all():
         return False
-    if not all(o is not None for o, m in zip(outputs, marked, strict=True) if m):
+    ran = [
+        o is not None or (c.raised is not None and r is not None)
+        for c, o, r in zip(columns, outputs, raised, strict=True)
+    ]
+    if not all(ok for ok, m in zip(ran, marked, strict=True) if m):
         return False
-    inside = len({c.name for c, m in zip(columns, marked, strict=True) if m})
-    outside = len({c.name for c, m in zip(columns, marked, strict=True) if not m})
+    inside = {c.name for c, m in zip(columns, marked, strict=True) if m}
+    crashed = {
+        c.name
+        for c, m, r in zip(columns, marked, raised, strict=True)
+        if not m and r is not None and c.raised is None
+    }
+    if failing and not crashed:
+        return False
+    # Where the correct function raises too, raising says nothing either way.
+    wrong = {
+        c.name
+        for c, m, r in zip(columns, marked, raised, strict=True)
+        if not m and not (c.raised is not None and r is not None)
+    } - crashed
     candidates = [(matches.exact, None)] + [(matches.low(d), d) for d in LOW_DTYPES]
     for ok, low in candidates:
         found = table.smallest(ok[:, marked].all(axis=1))
         if found:
             finding.alternatives, finding.explained = _codes(found), True
+            parts = []
+            if crashed:
+                parts.append(
+                    f"it could not run on {evidence.named(table, crashed)}: it raised an "
+                    f"exception there"
+                )
+            if wrong:
+                parts.append(f"it is wrong on {evidence.named(table, wrong)}")
             finding.contract[code] = (
-                f"Your output is explained on the {inside} probe inputs marked {mark!r}, and "
-                f"wrong or failing on the {outside} others."
+                f"Your output is explained on {evidence.named(table, inside)}; "
+                + "; ".join(parts)
+                + "."
             )
             if low:
                 finding.contract["low-precision"] = (
                     f"Where it works, your output is what the computation gives in {low}."
                 )
-            finding.evidence = f"It reproduces your output on every probe input marked {mark!r}."
+            finding.evidence = (
+                f"It reproduces your output on {evidence.named(table, inside)}, the ones it "
+                f"is explained on."
+            )
             return True
     return False
 

@@ -44,6 +44,20 @@ class LowPrecision:
 
 
 @dataclass(frozen=True)
+class ProbeFacts:
+    """What the evidence may say about a fault probe: the problem's own phrase, the rank of its
+    first array input and its sizes (never its values)."""
+
+    about: str
+    rank: int
+    dims: dict[str, object]
+
+    @property
+    def sizes(self) -> str:
+        return ", ".join(f"{k.lstrip('*')}={v}" for k, v in self.dims.items())
+
+
+@dataclass(frozen=True)
 class Combo:
     codes: frozenset[str]  # fault codes, as the student reads them
     flags: frozenset[str]  # reference flags: one variant per code
@@ -138,6 +152,7 @@ class FaultTable:
         raised = np.array([[r[i] for _, r in rows] for i in range(len(probes))], dtype=object)
         self.combos: list[Combo] = [combos[i] for i in keep]
         self.sizes = np.array([c.size for c in self.combos])
+        self.row_of: dict[Combo, int] = {c: i for i, c in enumerate(self.combos)}
         self.columns: list[ProbeColumn] = []
         cap = diagnostics.error_model.diagnosis.low_precision
         for j, (probe, k) in enumerate(wanted):
@@ -177,6 +192,7 @@ class FaultTable:
                     low=low,
                 )
             )
+        self.probe_facts: dict[str, ProbeFacts] = {p.name: _facts(problem, p) for p in probes}
         # Every probe's correct output shapes (one per output), property probes included.
         self.shapes: dict[str, tuple[tuple[int, ...], ...]] = {
             name: tuple(part.shape for part in parts) for name, parts in correct.items()
@@ -278,6 +294,16 @@ def _row(
             got = parts[k] if parts is not None and len(parts) == len(want) else None
             row.append(got.ravel() if got is not None and got.shape == shape else None)
     return row, raised
+
+
+def _facts(problem: Problem, probe: Probe) -> ProbeFacts:
+    arrays = [v for v in probe.inputs.values() if isinstance(v, np.ndarray)]
+    dims = problem.validate_inputs(probe.inputs)
+    return ProbeFacts(
+        about=probe.about,
+        rank=arrays[0].ndim if arrays else 0,
+        dims={k: v for k, v in dims.items() if isinstance(v, int | tuple)},
+    )
 
 
 def _cast(inputs: Inputs, dtype: str) -> Inputs:
