@@ -56,7 +56,8 @@ def varied(table: FaultTable) -> str:
 
 def named(table: FaultTable, names: Collection[str]) -> str:
     """The probes ``names`` by what sets them apart: "the 2 probes with a KV cache", "the
-    probe with 2-D inputs", "every probe", else one phrase per probe."""
+    probe with 2-D inputs", "the 3 probes marked 'equal-lengths'", "every probe", else one
+    phrase per probe."""
     facts = table.probe_facts
     chosen = [n for n in facts if n in names]
     others = [n for n in facts if n not in names]
@@ -71,6 +72,9 @@ def named(table: FaultTable, names: Collection[str]) -> str:
     inside = {facts[n].rank for n in chosen}
     if not inside & {facts[n].rank for n in others}:
         return f"{the} with {_ranks(inside)} inputs"
+    for mark in sorted(frozenset.intersection(*(facts[n].marks for n in chosen))):
+        if not any(mark in facts[n].marks for n in others):
+            return f"{the} marked {mark!r}"
     each = [facts[n].about or facts[n].sizes for n in chosen]
     return f"{_plural(k, 'probe')} ({'; '.join(dict.fromkeys(each))})"
 

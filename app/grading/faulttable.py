@@ -51,6 +51,7 @@ class ProbeFacts:
     about: str
     rank: int
     dims: dict[str, object]
+    marks: frozenset[str] = frozenset()
 
     @property
     def sizes(self) -> str:
@@ -86,6 +87,10 @@ class ProbeColumn:
     # For a probe that expects an error: (combos,) the exception name each combination raised
     # there, "" where it returned. A submission that raises is matched on this alone.
     raised: np.ndarray | None = None
+    # For any other probe: (combos,) bool, the combinations whose reference raises there while
+    # returning on some other probe (a habit that only fails at some shapes, such as a sum
+    # without keepdims). A submission that raises there matches them, whatever it raised.
+    crashes: np.ndarray | None = None
     # Derived once here rather than for every diagnosed submission:
     # (combos, size) atol + rtol * |filled|, the tolerance around each entry;
     tolerance: np.ndarray = field(init=False, repr=False)
@@ -150,6 +155,9 @@ class FaultTable:
             for dtype in LOW_DTYPES
         }
         raised = np.array([[r[i] for _, r in rows] for i in range(len(probes))], dtype=object)
+        # Rows that return on some probe that expects no error: only those can be matched by
+        # a crash (a row raising everywhere says nothing about a function that always raises).
+        returns = (raised[[p.raises is None for p in probes]] == "").any(axis=0)
         self.combos: list[Combo] = [combos[i] for i in keep]
         self.sizes = np.array([c.size for c in self.combos])
         self.row_of: dict[Combo, int] = {c: i for i, c in enumerate(self.combos)}
@@ -189,6 +197,9 @@ class FaultTable:
                     part=k,
                     output=output.name,
                     raised=None if probe.raises is None else raised[j // len(spec.outputs)][keep],
+                    crashes=None
+                    if probe.raises is not None
+                    else ((raised[j // len(spec.outputs)] != "") & returns)[keep],
                     low=low,
                 )
             )
@@ -219,6 +230,9 @@ class FaultTable:
             prepared.append(None)
             if column.raised is not None and raised is not None and raised[j] is not None:
                 exact[:, j] = column.raised == raised[j]
+                continue
+            if column.crashes is not None and raised is not None and raised[j] is not None:
+                exact[:, j] = column.crashes
                 continue
             if output is None or output.shape != column.shape:
                 continue
@@ -303,6 +317,7 @@ def _facts(problem: Problem, probe: Probe) -> ProbeFacts:
         about=probe.about,
         rank=arrays[0].ndim if arrays else 0,
         dims={k: v for k, v in dims.items() if isinstance(v, int | tuple)},
+        marks=frozenset(probe.marks),
     )
 
 

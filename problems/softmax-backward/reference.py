@@ -10,6 +10,9 @@ FAULTS = frozenset(
         "ignores-axis",
         "sign-flipped",
         "missing-outer-p",
+        "no-keepdims",
+        "fixed-axis-1",
+        "sums-whole-array",
     }
 )
 
@@ -20,22 +23,33 @@ def softmax_backward(probabilities, upstream, axis=-1, *, faults=frozenset()):
         raise ValueError(f"unknown fault flags {sorted(unknown)}")
     has = faults.__contains__
     p, g = probabilities, upstream
+    reduction = ("ignores-axis", "fixed-axis-1", "sums-whole-array", "no-keepdims")
+    if has("diagonal-only") and any(map(has, reduction)):
+        # The diagonal-only gradient reduces over no axis, so it cannot get the axis (or the
+        # kept dimension) wrong: the pair describes no function and reproduces no output.
+        raise ValueError("a reduction habit needs a reduction, and diagonal-only has none")
+    if has("no-keepdims") and has("sums-whole-array"):
+        # A sum over the whole array is one number, with or without keepdims: one habit.
+        raise ValueError("no-keepdims changes nothing about a sum over the whole array")
     if has("ignores-axis"):
-        if has("diagonal-only"):
-            # The diagonal-only gradient reduces over no axis, so it cannot get the axis wrong:
-            # the pair describes no function and reproduces no output.
-            raise ValueError("ignores-axis needs a reduction, and diagonal-only has none")
         axis = -1
+    elif has("fixed-axis-1"):  # written for a (batch, classes) matrix
+        axis = 1
+    elif has("sums-whole-array"):  # np.sum with no axis: one number for the whole array
+        axis = None
+    # Without keepdims the sum loses the reduced axis and broadcasts against the last axes
+    # instead: right where they line up by chance, a broadcasting error elsewhere.
+    keep = not has("no-keepdims")
 
     # What is subtracted from each upstream value: the probability-weighted sum along the axis.
     if has("diagonal-only"):  # only the Jacobian's diagonal p_i (1 - p_i)
         centre = p * g
     elif has("unweighted-sum"):
-        centre = g.sum(axis=axis, keepdims=True)
+        centre = g.sum(axis=axis, keepdims=keep)
     elif has("unweighted-mean"):
-        centre = g.mean(axis=axis, keepdims=True)
+        centre = g.mean(axis=axis, keepdims=keep)
     else:
-        centre = (p * g).sum(axis=axis, keepdims=True)
+        centre = (p * g).sum(axis=axis, keepdims=keep)
 
     difference = centre - g if has("sign-flipped") else g - centre
     if has("missing-outer-p"):
