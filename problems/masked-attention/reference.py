@@ -10,6 +10,8 @@ FAULTS = frozenset(
     {
         "no-scale",
         "scale-dv",
+        "scale-dk-not-sqrt",
+        "mask-fill-tiny",
         "mask-after-softmax",
         "mask-added-as-number",
         "mask-ignored",
@@ -24,6 +26,8 @@ FAULTS = frozenset(
 # A blocked score for the "uniform" habit: finite, so a row with every key blocked comes out
 # uniform instead of NaN, and still small enough that exp() gives exactly 0 beside a real score.
 _VERY_NEGATIVE = -1e30
+# The "tiny positive" habit's fill: 1e-9 where -1e9 was meant.
+_TINY = 1e-9
 
 
 def masked_attention(q, k, v, mask=None, *, faults=frozenset()):
@@ -42,6 +46,8 @@ def masked_attention(q, k, v, mask=None, *, faults=frozenset()):
         scale = 1.0
     elif has("scale-dv"):
         scale = np.sqrt(d_v)
+    elif has("scale-dk-not-sqrt"):
+        scale = float(d_k)
     scores = q @ np.swapaxes(k, -1, -2) / scale
 
     blocked = None
@@ -49,6 +55,9 @@ def masked_attention(q, k, v, mask=None, *, faults=frozenset()):
         blocked = ~mask if has("mask-inverted") else mask
     if blocked is not None and has("mask-added-as-number"):
         scores = scores + blocked
+    elif blocked is not None and has("mask-fill-tiny"):
+        # -1e-9 misread as 1e-9: a blocked key gets a score of about 0, so still e^0 of weight.
+        scores = np.where(blocked, _TINY, scores)
     elif blocked is not None and not has("mask-after-softmax"):
         fill = _VERY_NEGATIVE if has("accepts-empty-row/uniform") else -np.inf
         scores = np.where(blocked, fill, scores)
