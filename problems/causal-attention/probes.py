@@ -27,6 +27,12 @@ def _positions():
     return np.broadcast_to(np.arange(float(N_K))[None, :, None], (BATCH, N_K, D)).copy()
 
 
+def _about(n_q, n_k):
+    if n_q == n_k:
+        return "no cache (n_q = n_k)"
+    return "a single query after a KV cache" if n_q == 1 else "a KV cache (n_k > n_q)"
+
+
 def probes(rng):
     fault = [
         # name, leading axes, n_q, n_k, d
@@ -46,7 +52,7 @@ def probes(rng):
             marks=frozenset(
                 {f"{len(dims[0]) + 2}-d"} | ({"no-cache"} if dims[1] == dims[2] else set())
             ),
-            about="no cache (n_q = n_k)" if dims[1] == dims[2] else "",
+            about=_about(*dims[1:3]),
         )
         for name, *dims in fault
     ]

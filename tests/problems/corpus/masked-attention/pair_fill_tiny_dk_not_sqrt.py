@@ -8,13 +8,13 @@ def masked_attention(q, k, v, mask=None):
     n_q, d_k = q.shape[-2:]
     n_k = k.shape[-2]
     m = (
-        np.zeros(lead + (n_q, n_k), bool)
+        np.zeros((*lead, n_q, n_k), bool)
         if mask is None
-        else np.broadcast_to(mask, lead + (n_q, n_k))
+        else np.broadcast_to(mask, (*lead, n_q, n_k))
     )
     if m.all(axis=-1).any():
         raise ValueError("empty row")
-    qs, ks, vs, ms = (a.reshape((-1,) + a.shape[-2:]) for a in (q, k, v, m))
+    qs, ks, vs, ms = (a.reshape((-1, *a.shape[-2:])) for a in (q, k, v, m))
     outs, ws = [], []
     for b in range(qs.shape[0]):
         s = qs[b] @ ks[b].T / d_k
@@ -23,4 +23,4 @@ def masked_attention(q, k, v, mask=None):
         w = w / w.sum(axis=1, keepdims=True)
         outs.append(w @ vs[b])
         ws.append(w)
-    return np.stack(outs).reshape(lead + (n_q, -1)), np.stack(ws).reshape(lead + (n_q, n_k))
+    return np.stack(outs).reshape((*lead, n_q, -1)), np.stack(ws).reshape((*lead, n_q, n_k))
