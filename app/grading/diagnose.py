@@ -161,6 +161,8 @@ def diagnose(
 def _low_precision(finding: Finding, table: FaultTable, matches: Matches, n: int) -> bool:
     """A low-precision answer: some combination computed at a lower dtype reproduces every probe
     output to that dtype's rounding noise (the tightest dtype that does is named)."""
+    if not matches.near.all(axis=1).any():  # the usual wrong answer: not even roughly right
+        return False
     for dtype in LOW_DTYPES:
         found = table.smallest(matches.low(dtype).all(axis=1))
         if found:
@@ -223,7 +225,9 @@ def _partly_explained(
         for c, m, r in zip(columns, marked, raised, strict=True)
         if not m and not (c.raised is not None and r is not None)
     } - crashed
-    candidates = [(matches.exact, None)] + [(matches.low(d), d) for d in LOW_DTYPES]
+    candidates: list[tuple[np.ndarray, str | None]] = [(matches.exact, None)]
+    if matches.near[:, marked].all(axis=1).any():
+        candidates += [(matches.low(d), d) for d in LOW_DTYPES]
     for ok, low in candidates:
         found = table.smallest(ok[:, marked].all(axis=1))
         if found:

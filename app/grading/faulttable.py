@@ -43,8 +43,11 @@ LOW_PRECISION_MAX_FAULTS = 2
 class LowPrecision:
     """One output of one probe, every combination computed at one lower dtype."""
 
-    filled: np.ndarray  # (combos, size) float64 view of the low-dtype outputs, non-finite -> 0
-    bound: np.ndarray  # (combos,) the largest distance still rounding noise; -inf: never
+    # Only the combinations that can match at this dtype (computed there, no new non-finite
+    # values), so that the comparison costs a fraction of the exact one:
+    rows: np.ndarray  # (usable,) their indices in the table
+    filled: np.ndarray  # (usable, size) float64 view of their low-dtype outputs, non-finite -> 0
+    bound: np.ndarray  # (usable,) the largest distance that is still rounding noise
 
 
 @dataclass(frozen=True)
@@ -111,6 +114,9 @@ class ProbeColumn:
 @dataclass
 class Matches:
     exact: np.ndarray  # (combos, columns) bool: within the problem's tolerance
+    # (combos, columns) bool: within twice the low-precision cap of the float64 row, which any
+    # low-precision match is; where no row is near, the dtype comparisons need not run.
+    near: np.ndarray
     # dtype -> (combos, columns) bool: within rounding noise of the combination at that dtype;
     # computed on first use, since an exact match (the usual case) never needs it.
     _low: Callable[[str], np.ndarray] = field(repr=False)
@@ -232,6 +238,7 @@ class FaultTable:
         exactly where the model has them."""
         n = len(self.combos)
         exact = np.zeros((n, len(self.columns)), dtype=bool)
+        near = np.zeros_like(exact)
         # Per column, what the low-precision comparison needs: (the output flattened with
         # non-finite entries as 0, the rows whose non-finite entries sit where the output's do);
         # None where only the raised exception (or nothing) counts.
@@ -239,10 +246,10 @@ class FaultTable:
         for j, (column, output) in enumerate(zip(self.columns, outputs, strict=True)):
             prepared.append(None)
             if column.raised is not None and raised is not None and raised[j] is not None:
-                exact[:, j] = column.raised == raised[j]
+                exact[:, j] = near[:, j] = column.raised == raised[j]
                 continue
             if column.crashes is not None and raised is not None and raised[j] is not None:
-                exact[:, j] = column.crashes
+                exact[:, j] = near[:, j] = column.crashes
                 continue
             if output is None or output.shape != column.shape:
                 continue
@@ -255,6 +262,7 @@ class FaultTable:
                 flat = np.where(finite, flat, 0.0)
             diff = np.abs(column.filled - flat)
             exact[:, j] = same_mask & (diff <= column.tolerance).all(axis=1)
+            near[:, j] = same_mask & (diff.max(axis=1) <= 2 * self.low_precision * column.scale)
             prepared[j] = (flat, same_mask)
 
         def low(dtype: str) -> np.ndarray:
@@ -265,10 +273,10 @@ class FaultTable:
                 flat, same_mask = ready
                 at = column.low[dtype]
                 off = np.abs(at.filled - flat).max(axis=1, initial=0.0)
-                ok[:, j] |= same_mask & (off <= at.bound)
+                ok[at.rows, j] |= same_mask[at.rows] & (off <= at.bound)
             return ok
 
-        return Matches(exact, low)
+        return Matches(exact, near, low)
 
     def smallest(self, ok: npt.ArrayLike) -> list[Combo]:
         """The smallest combinations marked ``ok``; several only when their codes differ."""
@@ -361,8 +369,8 @@ def _low_precision(
         noise = np.abs(low - filled).max(axis=1, initial=0.0)
     floor = NOISE_FLOOR * float(np.finfo(dtype).eps) * scale
     bound = np.minimum(np.maximum(NOISE_FACTOR * noise, floor), cap * scale)
-    bound = np.where(usable, bound, -np.inf)
-    return LowPrecision(filled=low, bound=bound)
+    rows = np.flatnonzero(usable)
+    return LowPrecision(rows=rows, filled=low[rows], bound=bound[rows])
 
 
 def _distinct(combos: list[Combo], raw: list[list[np.ndarray | None]]) -> list[int]:
