@@ -225,10 +225,11 @@ def _partly_explained(
         for c, m, r in zip(columns, marked, raised, strict=True)
         if not m and not (c.raised is not None and r is not None)
     } - crashed
-    candidates: list[tuple[np.ndarray, str | None]] = [(matches.exact, None)]
+    candidates: list[str | None] = [None]
     if matches.near[:, marked].all(axis=1).any():
-        candidates += [(matches.low(d), d) for d in LOW_DTYPES]
-    for ok, low in candidates:
+        candidates += LOW_DTYPES
+    for low in candidates:  # each dtype's comparison runs only if the one before found nothing
+        ok = matches.exact if low is None else matches.low(low)
         found = table.smallest(ok[:, marked].all(axis=1))
         if found:
             finding.alternatives, finding.explained = _codes(found), True

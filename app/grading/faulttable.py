@@ -239,10 +239,10 @@ class FaultTable:
         n = len(self.combos)
         exact = np.zeros((n, len(self.columns)), dtype=bool)
         near = np.zeros_like(exact)
-        # Per column, what the low-precision comparison needs: (the output flattened with
-        # non-finite entries as 0, the rows whose non-finite entries sit where the output's do);
-        # None where only the raised exception (or nothing) counts.
-        prepared: list[tuple[np.ndarray, np.ndarray] | None] = []
+        # Per column, what the low-precision comparison needs: the output flattened with
+        # non-finite entries as 0 (``near`` holds where non-finite entries sit alike); None
+        # where only the raised exception (or nothing) counts.
+        prepared: list[np.ndarray | None] = []
         for j, (column, output) in enumerate(zip(self.columns, outputs, strict=True)):
             prepared.append(None)
             if column.raised is not None and raised is not None and raised[j] is not None:
@@ -263,17 +263,19 @@ class FaultTable:
             diff = np.abs(column.filled - flat)
             exact[:, j] = same_mask & (diff <= column.tolerance).all(axis=1)
             near[:, j] = same_mask & (diff.max(axis=1) <= 2 * self.low_precision * column.scale)
-            prepared[j] = (flat, same_mask)
+            prepared[j] = flat
 
         def low(dtype: str) -> np.ndarray:
             ok = exact.copy()  # an exact match is also within any rounding noise
             for j, (column, ready) in enumerate(zip(self.columns, prepared, strict=True)):
                 if ready is None:
                     continue
-                flat, same_mask = ready
+                flat = ready
                 at = column.low[dtype]
-                off = np.abs(at.filled - flat).max(axis=1, initial=0.0)
-                ok[at.rows, j] |= same_mask[at.rows] & (off <= at.bound)
+                near_rows = near[at.rows, j]  # only those can be within the noise bound
+                rows = at.rows[near_rows]
+                off = np.abs(at.filled[near_rows] - flat).max(axis=1, initial=0.0)
+                ok[rows, j] |= off <= at.bound[near_rows]
             return ok
 
         return Matches(exact, near, low)
