@@ -225,19 +225,19 @@ def _partly_explained(
     if not all(ok for ok, m in zip(ran, marked, strict=True) if m):
         return False
     inside = {c.name for c, m in zip(columns, marked, strict=True) if m}
-    crashed = {
+    raised_on = {
         c.name
         for c, m, r in zip(columns, marked, raised, strict=True)
         if not m and r is not None and c.raised is None
     }
-    if failing and not crashed:
+    if failing and not raised_on:
         return False
     # Where the correct function raises too, raising says nothing either way.
     wrong = {
         c.name
         for c, m, r in zip(columns, marked, raised, strict=True)
         if not m and not (c.raised is not None and r is not None)
-    } - crashed
+    } - raised_on
     candidates: list[str | None] = [None]
     if matches.near[:, marked].all(axis=1).any():
         candidates += LOW_DTYPES
@@ -248,9 +248,9 @@ def _partly_explained(
             finding.alternatives, finding.explained = _codes(found), True
             finding.values = _values(found)
             parts = []
-            if crashed:
+            if raised_on:
                 parts.append(
-                    f"it could not run on {evidence.named(table, crashed)}: it raised an "
+                    f"it could not run on {evidence.named(table, raised_on)}: it raised an "
                     f"exception there"
                 )
             if wrong:
