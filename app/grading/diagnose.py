@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from app.grading.faulttable import Combo, FaultTable, Matches, ProbeColumn
+from app.grading import evidence
+from app.grading.faulttable import LOW_DTYPES, Combo, FaultTable, Matches, ProbeColumn
 from app.problems.cases import Result
 from app.problems.loader import Problem
 from sandbox.protocol import CaseOutcome
@@ -104,14 +105,16 @@ def diagnose(
     columns = table.columns
     parts = len(problem.spec.outputs)
     outputs = [_usable(probe_outcomes.get(c.name), c.shape, c.part, parts) for c in columns]
-    matches = table.match(outputs, [_raised(probe_outcomes.get(c.name)) for c in columns])
+    raised = [_raised(probe_outcomes.get(c.name)) for c in columns]
+    matches = table.match(outputs, raised)
     n = len({c.name for c in columns})  # probes (a probe has a column per output)
 
     found = table.smallest(matches.exact.all(axis=1))
     if found:
         finding.alternatives, finding.explained = _codes(found), True
         finding.values = _values(found)
-        finding.evidence = f"It reproduces your output on all {n} probe inputs."
+        if found[0].codes:
+            finding.evidence = evidence.reproduced(table, table.row_of[found[0]])
         if not found[0].codes and cases_failed and not mutated:
             finding.alternatives = []
             finding.explained = False
@@ -119,20 +122,12 @@ def diagnose(
                 "Your output is right on every probe input but wrong on some test cases."
             )
         return finding
-    found = table.smallest(matches.close.all(axis=1))
-    if found:
-        finding.alternatives, finding.explained = _codes(found), True
-        finding.values = _values(found)
-        finding.contract["low-precision"] = (
-            f"Your output agrees to within {table.low_precision:g} of the output scale on all "
-            f"{n} probe inputs, but not to the required tolerance."
-        )
-        finding.evidence = f"It reproduces your output, to low precision, on all {n} probe inputs."
+    if _low_precision(finding, table, matches, n):
         return finding
 
     model = problem.diagnostics.error_model if problem.diagnostics else None
-    for code, mark in model.partial_checks() if model else []:
-        if _partly_explained(finding, table, matches, outputs, code, mark):
+    for check in model.partial_checks() if model else []:
+        if _partly_explained(finding, table, matches, outputs, raised, check):
             return finding
 
     usable = np.array([o is not None for o in outputs])
@@ -175,6 +170,29 @@ def diagnose(
     return finding
 
 
+def _low_precision(finding: Finding, table: FaultTable, matches: Matches, n: int) -> bool:
+    """A low-precision answer: some combination computed at a lower dtype reproduces every probe
+    output to that dtype's rounding noise (the tightest dtype that does is named)."""
+    if not matches.near.all(axis=1).any():  # the usual wrong answer: not even roughly right
+        return False
+    for dtype in LOW_DTYPES:
+        found = table.smallest(matches.low(dtype).all(axis=1))
+        if found:
+            finding.alternatives, finding.explained = _codes(found), True
+            finding.values = _values(found)
+            what = "the correct computation" if not found[0].codes else "the computation below"
+            finding.contract["low-precision"] = (
+                f"Your output is {what} carried out in {dtype}: on all {n} probe inputs it "
+                f"differs from that only by {dtype} rounding, which is more than the required "
+                f"tolerance allows."
+            )
+            finding.evidence = evidence.reproduced(
+                table, table.row_of[found[0]], f"Computed in {dtype}, it reproduces"
+            )
+            return True
+    return False
+
+
 def _outputs_named(columns: Sequence[ProbeColumn], which: np.ndarray) -> str:
     """ "output", or for a problem with several outputs the names of those concerned."""
     names = list(dict.fromkeys(c.output for c, w in zip(columns, which, strict=True) if w))
@@ -188,33 +206,68 @@ def _partly_explained(
     table: FaultTable,
     matches: Matches,
     outputs: Sequence[np.ndarray | None],
-    code: str,
-    mark: str,
+    raised: Sequence[str | None],
+    check: tuple[str, str, bool],
 ) -> bool:
     """The problem's own check ``code``: explained on the probes marked ``mark`` (every one of
-    which gave an output), wrong or failing on the others."""
+    which gave an output, or raised where the correct function does), wrong or failing on the
+    others (and failing on some of them, for a check that says so). The evidence names the
+    probes by what the problem says about them, and where the function raised, never what."""
+    code, mark, failing = check
     columns = table.columns
     marked = np.array([mark in c.marks for c in columns])
     if not marked.any() or marked.all():
         return False
-    if not all(o is not None for o, m in zip(outputs, marked, strict=True) if m):
+    ran = [
+        o is not None or (c.raised is not None and r is not None)
+        for c, o, r in zip(columns, outputs, raised, strict=True)
+    ]
+    if not all(ok for ok, m in zip(ran, marked, strict=True) if m):
         return False
-    inside = len({c.name for c, m in zip(columns, marked, strict=True) if m})
-    outside = len({c.name for c, m in zip(columns, marked, strict=True) if not m})
-    for ok, low in ((matches.exact, False), (matches.close, True)):
+    inside = {c.name for c, m in zip(columns, marked, strict=True) if m}
+    raised_on = {
+        c.name
+        for c, m, r in zip(columns, marked, raised, strict=True)
+        if not m and r is not None and c.raised is None
+    }
+    if failing and not raised_on:
+        return False
+    # Where the correct function raises too, raising says nothing either way.
+    wrong = {
+        c.name
+        for c, m, r in zip(columns, marked, raised, strict=True)
+        if not m and not (c.raised is not None and r is not None)
+    } - raised_on
+    candidates: list[str | None] = [None]
+    if matches.near[:, marked].all(axis=1).any():
+        candidates += LOW_DTYPES
+    for low in candidates:  # each dtype's comparison runs only if the one before found nothing
+        ok = matches.exact if low is None else matches.low(low)
         found = table.smallest(ok[:, marked].all(axis=1))
         if found:
             finding.alternatives, finding.explained = _codes(found), True
             finding.values = _values(found)
+            parts = []
+            if raised_on:
+                parts.append(
+                    f"it could not run on {evidence.named(table, raised_on)}: it raised an "
+                    f"exception there"
+                )
+            if wrong:
+                parts.append(f"it is wrong on {evidence.named(table, wrong)}")
             finding.contract[code] = (
-                f"Your output is explained on the {inside} probe inputs marked {mark!r}, and "
-                f"wrong or failing on the {outside} others."
+                f"Your output is explained on {evidence.named(table, inside)}; "
+                + "; ".join(parts)
+                + "."
             )
             if low:
                 finding.contract["low-precision"] = (
-                    "Where it works, your output agrees only to low precision."
+                    f"Where it works, your output is what the computation gives in {low}."
                 )
-            finding.evidence = f"It reproduces your output on every probe input marked {mark!r}."
+            finding.evidence = (
+                f"It reproduces your output on {evidence.named(table, inside)}, the ones it "
+                f"is explained on."
+            )
             return True
     return False
 

@@ -51,6 +51,10 @@ class ContractWording(Wording):
     # Set for a check the problem declares itself (e.g. "assumes-equal-lengths"): the output is
     # explained on the probes that carry this mark and wrong or failing on the others.
     explained_on: Slug | None = None
+    # What the other probes must show: "wrong-or-failing" (any mismatch), or "failing" (the
+    # function raises on at least one of them, as code written for one rank or without a KV
+    # cache does), which keeps a plain wrong answer out of the check.
+    elsewhere: Literal["wrong-or-failing", "failing"] = "wrong-or-failing"
 
 
 class FaultSpec(Wording):
@@ -100,7 +104,8 @@ class Exclusion(StrictModel):
 
 
 class DiagnosisSettings(StrictModel):
-    # Largest difference / largest expected value, per probe, for the "low-precision" match.
+    # The most a "low-precision" answer may differ from the correct one, relative to the largest
+    # expected value of the probe: a cap on the rounding noise of float32/float16 answers.
     low_precision: float = Field(default=5e-3, gt=0, lt=1)
     max_faults: int = Field(default=3, ge=1, le=4)
 
@@ -188,9 +193,14 @@ class ErrorModel(StrictModel):
     def wording(self, code: str) -> Wording:
         return self.faults[code] if code in self.faults else self.contract[code]
 
-    def partial_checks(self) -> list[tuple[str, str]]:
-        """(code, probe mark) of each check the problem declares, in file order."""
-        return [(code, w.explained_on) for code, w in self.contract.items() if w.explained_on]
+    def partial_checks(self) -> list[tuple[str, str, bool]]:
+        """(code, probe mark, only where failing elsewhere) of each check the problem declares,
+        in file order."""
+        return [
+            (code, w.explained_on, w.elsewhere == "failing")
+            for code, w in self.contract.items()
+            if w.explained_on
+        ]
 
 
 def _flags_of(code: str, fault: FaultSpec) -> list[str]:
@@ -254,6 +264,10 @@ class Probe:
     # skips a required check shows only on such inputs. A submission raising the same type
     # matches every combination that raises it.
     raises: str | None = None
+    # What sets this probe apart, as a phrase after "the probes with": "a query with every key
+    # blocked", "a KV cache". The evidence of a diagnosis names probes by it (and by their
+    # sizes), never by their values or by what the submission did there.
+    about: str = ""
 
 
 # Given the submission's result on every probe (an array, or a tuple of arrays for a problem

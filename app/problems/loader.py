@@ -329,7 +329,7 @@ def _load_diagnostics(problem: Problem, reference_module: ModuleType, prefix: st
     fault_probes = [p for p in probes if p.purpose == "fault"]
     if not fault_probes:
         raise ProblemLoadError(probes_path, "returned no fault probes", field="probes()")
-    for code, mark in model.partial_checks():
+    for code, mark, _ in model.partial_checks():
         marked = sum(mark in p.marks for p in fault_probes)
         if not 0 < marked < len(fault_probes):
             raise ProblemLoadError(

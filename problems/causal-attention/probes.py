@@ -24,6 +24,12 @@ def _positions():
     return np.broadcast_to(np.arange(float(N_K))[None, :, None], (BATCH, N_K, D)).copy()
 
 
+def _about(n_q, n_k):
+    if n_q == n_k:
+        return "no cache (n_q = n_k)"
+    return "a single query after a KV cache" if n_q == 1 else "a KV cache (n_k > n_q)"
+
+
 def probes(rng):
     fault = [
         # name, leading axes, n_q, n_k, d
@@ -31,8 +37,22 @@ def probes(rng):
         ("square-4", (), 4, 4, 3),
         ("one-query", (2,), 1, 4, 2),
         ("cache-2-of-6", (2, 2), 2, 6, 5),
+        ("cache-2d", (), 2, 5, 3),
+        ("square-3d", (2,), 3, 3, 4),
     ]
-    out = [Probe(f"probe-{name}", _inputs(rng, *dims)) for name, *dims in fault]
+    out = [
+        Probe(
+            f"probe-{name}",
+            _inputs(rng, *dims),
+            # Rank marks ("2-d", ...) for code written for one rank only (a 2-D k.T, a 3-D
+            # transpose(0, 2, 1)); "no-cache" for code that works only while n_q == n_k.
+            marks=frozenset(
+                {f"{len(dims[0]) + 2}-d"} | ({"no-cache"} if dims[1] == dims[2] else set())
+            ),
+            about=_about(*dims[1:3]),
+        )
+        for name, *dims in fault
+    ]
 
     base = _inputs(rng, (BATCH,), N_Q, N_K, D)
     other = _inputs(rng, (BATCH,), N_Q, N_K, D)

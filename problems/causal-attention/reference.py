@@ -17,6 +17,7 @@ FAULTS = frozenset(
         "mask-after-softmax",
         "future-scores-zeroed",
         "no-scale",
+        "mask-dropped-with-cache",
         # Idioms (faults.toml [idioms]): other ways of writing the correct step.
         "fill-finite",
         "fill-added",
@@ -45,7 +46,7 @@ def causal_attention(q, k, v, *, faults=frozenset()):
     offset = 0 if has("upper-left-alignment") else n_k - n_q
     position = np.arange(n_q)[:, None] + offset
     key = np.arange(n_k)[None, :]
-    if has("no-mask"):
+    if has("no-mask") or (has("mask-dropped-with-cache") and n_k > n_q):
         allowed = np.ones((n_q, n_k), dtype=bool)
     elif has("diagonal-blocked"):
         allowed = key < position

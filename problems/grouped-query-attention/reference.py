@@ -18,6 +18,7 @@ FAULTS = frozenset(
         "scale-dkv",
         "no-scale",
         "softmax-wrong-axis",
+        "causal-mask-applied",
         "unstable-softmax",
         "no-transpose-back",
         "missing-wo",
@@ -80,6 +81,9 @@ def grouped_query_attention(x, W_q, W_k, W_v, W_o, num_heads, num_kv_heads, *, f
     elif has("no-scale"):
         scale = 1.0
     scores = q @ k.transpose(0, 1, 3, 2) / scale  # (batch, num_heads, n, n)
+    if has("causal-mask-applied"):  # a decoder layer's mask kept where the problem has none
+        n = scores.shape[-1]
+        scores = np.where(np.tril(np.ones((n, n), dtype=bool)), scores, -np.inf)
 
     axis = -2 if has("softmax-wrong-axis") else -1  # over queries, or over keys
     if not has("unstable-softmax"):

@@ -37,16 +37,26 @@ def _inputs(rng, lead, n_q, n_k, d_k, d_v, mask_shape):
     }
 
 
+def _rank(lead):
+    """The mark of the inputs' rank ("2-d", "3-d", ...): code written for one rank only (a 2-D
+    ``k.T``, a 3-D ``transpose(0, 2, 1)``) is explained on the probes of that rank."""
+    return frozenset({f"{len(lead) + 2}-d"})
+
+
 def probes(rng):
     fault = [
-        # name, leading axes, n_q, n_k, d_k, d_v, mask shape
-        ("full-mask", (2,), 3, 5, 4, 2, (2, 3, 5)),
-        ("heads", (2, 2), 4, 3, 6, 3, (2, 2, 4, 3)),
-        ("shared-mask", (), 5, 4, 9, 4, (5, 4)),
-        ("padding", (3,), 3, 6, 4, 6, (3, 1, 6)),
-        ("unmasked", (2,), 4, 3, 4, 2, None),
+        # name, leading axes, n_q, n_k, d_k, d_v, mask shape, what sets it apart
+        ("full-mask", (2,), 3, 5, 4, 2, (2, 3, 5), "a mask per batch"),
+        ("heads", (2, 2), 4, 3, 6, 3, (2, 2, 4, 3), "a mask per head"),
+        ("shared-mask", (), 5, 4, 9, 4, (5, 4), ""),
+        ("padding", (3,), 3, 6, 4, 6, (3, 1, 6), "a key-padding mask"),
+        ("unmasked", (2,), 4, 3, 4, 2, None, "no mask"),
+        ("plain-2d", (), 3, 6, 4, 5, (3, 6), ""),
     ]
-    out = [Probe(f"probe-{name}", _inputs(rng, *dims)) for name, *dims in fault]
+    out = [
+        Probe(f"probe-{name}", _inputs(rng, *dims), marks=_rank(dims[0]), about=about)
+        for name, *dims, about in fault
+    ]
     # Every key of one query blocked: the function must raise.
     for name, row, dims in (
         ("empty-row", (1, 0), ((2,), 3, 4, 4, 2, (2, 3, 4))),
@@ -54,7 +64,15 @@ def probes(rng):
     ):
         inputs = _inputs(rng, *dims)
         inputs["mask"][row] = True
-        out.append(Probe(f"probe-{name}", inputs, raises="ValueError"))
+        out.append(
+            Probe(
+                f"probe-{name}",
+                inputs,
+                raises="ValueError",
+                marks=_rank(dims[0]),
+                about="a query with every key blocked",
+            )
+        )
 
     prop = {
         "q": rng.standard_normal((2, 3, 5)),

@@ -10,6 +10,8 @@ FAULTS = frozenset(
     {
         "no-scale",
         "scale-dv",
+        "scale-dk-not-sqrt",
+        "mask-fill-tiny",
         "mask-after-softmax",
         "mask-added-as-number",
         "mask-ignored",
@@ -27,6 +29,8 @@ FAULTS = frozenset(
 # exp() of it beside a real score is exactly 0, so only a row with every key blocked tells it
 # from -inf (uniform weights when it replaces the scores, their softmax when it is added).
 _LARGE_NEGATIVE = -1e9
+# The "tiny positive" habit's fill: 1e-9 where -1e9 was meant.
+_TINY = 1e-9
 
 
 def masked_attention(q, k, v, mask=None, *, faults=frozenset()):
@@ -45,6 +49,8 @@ def masked_attention(q, k, v, mask=None, *, faults=frozenset()):
         scale = 1.0
     elif has("scale-dv"):
         scale = np.sqrt(d_v)
+    elif has("scale-dk-not-sqrt"):
+        scale = float(d_k)
     scores = q @ np.swapaxes(k, -1, -2) / scale
 
     blocked = None
@@ -52,6 +58,9 @@ def masked_attention(q, k, v, mask=None, *, faults=frozenset()):
         blocked = ~mask if has("mask-inverted") else mask
     if blocked is not None and has("mask-added-as-number"):
         scores = scores + blocked
+    elif blocked is not None and has("mask-fill-tiny"):
+        # -1e-9 misread as 1e-9: a blocked key gets a score of about 0, so still e^0 of weight.
+        scores = np.where(blocked, _TINY, scores)
     elif blocked is not None and not has("mask-after-softmax"):
         if has("fill-added"):
             scores = scores + np.where(blocked, _LARGE_NEGATIVE, 0.0)

@@ -10,6 +10,9 @@ FAULTS = frozenset(
         "ignores-axis",
         "sign-flipped",
         "missing-outer-p",
+        "no-keepdims",
+        "fixed-axis-1",
+        "sums-whole-array",
     }
 )
 
@@ -22,16 +25,23 @@ def softmax_backward(probabilities, upstream, axis=-1, *, faults=frozenset()):
     p, g = probabilities, upstream
     if has("ignores-axis"):
         axis = -1
+    elif has("fixed-axis-1"):  # written for a (batch, classes) matrix
+        axis = 1
+    elif has("sums-whole-array"):  # np.sum with no axis: one number for the whole array
+        axis = None
+    # Without keepdims the sum loses the reduced axis and broadcasts against the last axes
+    # instead: right where they line up by chance, a broadcasting error elsewhere.
+    keep = not has("no-keepdims")
 
     # What is subtracted from each upstream value: the probability-weighted sum along the axis.
     if has("diagonal-only"):  # only the Jacobian's diagonal p_i (1 - p_i)
         centre = p * g
     elif has("unweighted-sum"):
-        centre = g.sum(axis=axis, keepdims=True)
+        centre = g.sum(axis=axis, keepdims=keep)
     elif has("unweighted-mean"):
-        centre = g.mean(axis=axis, keepdims=True)
+        centre = g.mean(axis=axis, keepdims=keep)
     else:
-        centre = (p * g).sum(axis=axis, keepdims=True)
+        centre = (p * g).sum(axis=axis, keepdims=keep)
 
     difference = centre - g if has("sign-flipped") else g - centre
     if has("missing-outer-p"):

@@ -28,7 +28,7 @@ def test_error_model_is_loaded(mha: Problem):
     model = diagnostics.error_model
     # The grader's own checks, and the one this problem declares for itself.
     assert set(model.contract) == {*CONTRACT_CODES, "assumes-equal-lengths"}
-    assert model.partial_checks() == [("assumes-equal-lengths", "equal-lengths")]
+    assert model.partial_checks() == [("assumes-equal-lengths", "equal-lengths", False)]
     assert {
         "weights-transposed", "self-attention-only", "reshape-order", "no-head-transpose",
         "scale-dmodel", "no-scale", "scale-dk-not-sqrt", "softmax-wrong-axis", "global-softmax",
