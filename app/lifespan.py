@@ -16,7 +16,6 @@ from fastapi import FastAPI
 
 from app.core import events, metrics
 from app.core.config import Settings
-from app.lti.keys import ensure_key
 from app.lti.outbox import enqueue_scores
 from app.lti.sender import ScoreSender
 from app.observability.port import MetricsPort
@@ -65,9 +64,6 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     app.state.sessions = sessions
     app.state.dispatcher = dispatcher
     app.state.readiness = readiness
-    with sessions() as session:
-        ensure_key(session)  # the LTI tool's signing key, made on the first start
-        session.commit()
     sender = ScoreSender(sessions, settings)
     sender.start()
     try:

@@ -1,6 +1,7 @@
-"""The tool's RSA signing keys: made on first start, rotated on demand, published at the JWKS
-URL. A retired key stays published for ``RETIRED_KEPT`` after it stopped signing: every token
-it signed (client assertions and deep-linking answers live minutes) has expired by then."""
+"""The tool's RSA signing keys: made on first need (a platform registered, the JWKS URL
+asked), rotated on demand, published at the JWKS URL. A retired key stays published for
+``RETIRED_KEPT`` after it stopped signing: every token it signed (client assertions and
+deep-linking answers live minutes) has expired by then."""
 
 from __future__ import annotations
 
@@ -44,7 +45,7 @@ def _current(session: Session) -> LtiKey | None:
 
 
 def ensure_key(session: Session) -> str:
-    """The signing key's kid, made when there is none (first start). The caller commits."""
+    """The signing key's kid, made when there is none. The caller commits."""
     row = _current(session)
     return (row or _new(session)).kid
 

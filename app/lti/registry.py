@@ -8,6 +8,7 @@ from sqlalchemy.orm import Session
 
 from app.core.errors import ApiError
 from app.lti import claims as c
+from app.lti.keys import ensure_key
 from app.lti.models import LtiDeployment, LtiPlatform
 from app.lti.schemas import PlatformIn, PlatformOut, ToolConfig
 
@@ -81,6 +82,7 @@ def add_platform(session: Session, body: PlatformIn) -> PlatformOut:
         ) from None
     for deployment in dict.fromkeys(body.deployment_ids):
         session.add(LtiDeployment(platform_id=row.id, deployment_id=deployment))
+    ensure_key(session)  # the tool signs for this platform from now on
     session.commit()
     return platform_out(session, row)
 

@@ -29,7 +29,7 @@ from app.core.errors import ApiError
 from app.courses.models import Course
 from app.lti import claims as c
 from app.lti import deeplink, logins
-from app.lti.keys import public_jwks
+from app.lti.keys import ensure_key, public_jwks
 from app.lti.launch import Expected, LaunchError, header_kid, platform_keys, verify
 from app.lti.models import LtiPlatform
 from app.lti.provisioning import (
@@ -77,6 +77,8 @@ async def read_form(request: Request) -> dict[str, str]:
 def jwks(sessions: SessionsDep) -> JSONResponse:
     """Anyone: the LMS checks the tool's signatures (client assertions, deep links) with it."""
     with sessions() as session:
+        ensure_key(session)  # an LMS may be set up before any platform is registered here
+        session.commit()
         keys = public_jwks(session)
     return JSONResponse(keys, headers={"Cache-Control": "max-age=300"})
 

@@ -1,5 +1,5 @@
 """Registering an LMS (API and `python -m app lti`), the tool's values to paste into it, its
-signing keys (made on first start, rotated, the old one still published), and roster sync on
+signing keys (made on first need, rotated, the old one still published), and roster sync on
 demand."""
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def test_the_tools_values_to_paste_into_the_lms(tool: Tool) -> None:
     assert values["jwks_url"] == f"{TOOL}/lti/jwks"
 
 
-def test_keys_are_made_on_first_start_and_rotated(tool: Tool) -> None:
+def test_keys_are_made_on_first_need_and_rotated(tool: Tool) -> None:
     (first,) = tool.api.get("/lti/jwks").json()["keys"]
     assert first["kty"] == "RSA" and first["alg"] == "RS256" and "d" not in first
     platform = tool.platform
@@ -124,3 +124,22 @@ def test_the_cli_registers_and_shows_the_tools_values(tmp_path: Path) -> None:
     shown = run("tool", "--url", "https://judge.example.edu")
     assert json.loads(shown.stdout)["jwks_url"] == "https://judge.example.edu/lti/jwks"
     assert run("keys", "rotate").returncode == 0
+
+
+def test_a_deployment_without_lti_makes_no_key(tmp_path: Path) -> None:
+    """The key costs an RSA generation: made when LTI is first used, not at every start."""
+    from fastapi.testclient import TestClient
+    from sqlalchemy.orm import Session, sessionmaker
+
+    from app.lti.models import LtiKey
+    from app.main import create_app
+    from tests.instructors.conftest import make_settings
+
+    with TestClient(create_app(make_settings(tmp_path / "data"))) as api:
+        sessions: sessionmaker[Session] = api.app.state.sessions  # type: ignore[attr-defined]
+        with sessions() as session:
+            assert session.scalars(select(LtiKey)).all() == []
+        (key,) = api.get("/lti/jwks").json()["keys"]
+        assert api.get("/lti/jwks").json()["keys"] == [key]  # made once, then kept
+        with sessions() as session:
+            assert [r.kid for r in session.scalars(select(LtiKey))] == [key["kid"]]
