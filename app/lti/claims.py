@@ -38,7 +38,9 @@ STAFF_ROLES = ("instructor", "ta")
 def course_role(roles: object) -> str | None:
     """The TensorJudge course role of a launch's or a roster's LTI roles: instructor (an
     Instructor, Administrator or ContentDeveloper of the context), ta (a TeachingAssistant
-    sub-role), student (a Learner), or None (no context role: refused)."""
+    sub-role), student (a Learner), or None (no context role: refused). A TA sub-role wins over
+    its principal Instructor role, which the spec's best practice has platforms send with it
+    (``Instructor#TeachingAssistant`` and ``Instructor``): a TA must not become an instructor."""
     if not isinstance(roles, list):
         return None
     found = set()
@@ -47,13 +49,13 @@ def course_role(roles: object) -> str | None:
             continue
         # Context roles are full URIs; NRPS and older platforms may send the short names.
         short = role.removeprefix(MEMBERSHIP).lstrip("#/")
-        if "TeachingAssistant" in short:
+        if short.endswith("#TeachingAssistant") or short == "TeachingAssistant":
             found.add("ta")
         elif short in ("Instructor", "Administrator", "ContentDeveloper"):
             found.add("instructor")
         elif short in ("Learner", "Learner#Learner"):
             found.add("student")
-    for role in ("instructor", "ta", "student"):
+    for role in ("ta", "instructor", "student"):
         if role in found:
             return role
     return None

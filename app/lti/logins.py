@@ -37,15 +37,24 @@ def begin(session: Session, platform_id: int) -> tuple[str, str, str]:
     return state, nonce, browser
 
 
-def claim(session: Session, state: str, browser: str | None) -> LtiLogin:
+def claim(
+    session: Session, state: str, browser: str | None, require_browser: bool = False
+) -> LtiLogin:
     """The login this launch finishes, marked used (committed). Refused when the state is
-    unknown, used or expired, or the browser sends another login's cookie. A browser that
-    sends none (third-party cookies blocked in the LMS's frame) is accepted on the state alone:
-    it is 256 random bits, single use, five minutes long, and bound to the signed nonce."""
+    unknown, used or expired, or the browser sends another login's cookie. With
+    ``require_browser`` (Secure cookies: the binding cookie is SameSite=None, so a browser sends
+    it on the platform's cross-site POST) a launch without the cookie is refused too: otherwise
+    someone could make a victim's browser post a launch they started (login CSRF). Without it
+    (plain HTTP, where a SameSite=Lax cookie never comes back on that POST) the state alone is
+    accepted: 256 random bits, single use, five minutes long, bound to the signed nonce."""
     row = session.get(LtiLogin, digest(state))
     now = utcnow()
     if row is None:
         raise LaunchError(400, "invalid_state", "this launch was not started here; launch again")
+    if browser is None and require_browser:
+        raise LaunchError(
+            400, "invalid_state", "this browser did not start this launch; launch again"
+        )
     if browser is not None and row.browser_sha256 != digest(browser):
         raise LaunchError(400, "invalid_state", "this launch was started in another browser")
     if row.expires_at <= now:

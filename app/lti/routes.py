@@ -178,10 +178,10 @@ async def lti_login_post(request: Request, settings: SettingsDep) -> Response:
 
 
 def _claim_login(
-    sessions: sessionmaker[Session], state: str, browser: str | None
+    sessions: sessionmaker[Session], state: str, browser: str | None, require_browser: bool
 ) -> tuple[LtiPlatform, Expected]:
     with sessions() as session:
-        row = logins.claim(session, state, browser)
+        row = logins.claim(session, state, browser, require_browser)
         platform = get_platform(session, row.platform_id)
         expected = Expected(
             issuer=platform.issuer,
@@ -288,7 +288,11 @@ async def lti_launch(
         if not state or not id_token:
             raise LaunchError(400, "bad_launch", "the launch lacks its state or id_token")
         platform, expected = await run_in_threadpool(
-            _claim_login, sessions, state, request.cookies.get(logins.BROWSER_COOKIE)
+            _claim_login,
+            sessions,
+            state,
+            request.cookies.get(logins.BROWSER_COOKIE),
+            settings.secure_cookies,
         )
         kid = header_kid(id_token)
         keys = await platform_keys(platform.keyset_url, kid)
