@@ -35,7 +35,7 @@ class SubmissionFilters(BaseModel):
     )
     since: datetime | None = Field(default=None, description="Created at or after (ISO 8601).")
     until: datetime | None = Field(default=None, description="Created before (ISO 8601).")
-    user_id: int | None = Field(default=None, ge=1, description="The submitting account.")
+    user_id: int | None = Field(default=None, ge=1, le=2**53, description="The submitting account.")
     mode: Mode | None = None
     status: Status | None = None
 
