@@ -9,7 +9,6 @@ defect names its file and field; any defect makes the check fail.
 
 from __future__ import annotations
 
-import hashlib
 import html
 import json
 import shutil
@@ -114,7 +113,7 @@ def startup_defects(problems: list[Problem]) -> dict[str, list[str]]:
     """The defects of ``check`` that need no sandbox and no diagnosability table, by problem id,
     for start-up: statement math that does not parse, a fault flag that changes nothing (a
     function with that mistake would be accepted). A folder with any of them is not served."""
-    keys = {p.id: (str(p.directory.resolve()), _fingerprint(p.directory)) for p in problems}
+    keys = {p.id: (str(p.directory.resolve()), p.fingerprint) for p in problems}
     fresh = [p for p in problems if keys[p.id] not in _vetted]
     math = _math_errors([p.directory / "statement.md" for p in fresh])
     for problem in fresh:
@@ -151,13 +150,6 @@ def _math_errors(statements: list[Path]) -> dict[Path, list[str]]:
     return {
         p: [html.unescape(e) for e in errors] for p, errors in zip(statements, found, strict=True)
     }
-
-
-def _fingerprint(directory: Path) -> str:
-    digest = hashlib.sha256()
-    for path in sorted(p for p in directory.rglob("*") if p.is_file() and p.suffix != ".pyc"):
-        digest.update(str(path.relative_to(directory)).encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()
 
 
 def _group_notes(problem: Problem) -> list[str]:

@@ -11,7 +11,6 @@ dtypes), not by being roughly right, which a small real bug also is.
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import threading
 from collections import OrderedDict
@@ -466,29 +465,14 @@ def _same(a: np.ndarray | None, b: np.ndarray | None) -> bool:
 
 # Keyed by the folder's contents, not the Problem object: every app (a test makes hundreds, a
 # reload makes new objects) loads its own Problems, and the table costs seconds to build.
-_tables: OrderedDict[object, FaultTable] = OrderedDict()
+_tables: OrderedDict[tuple[str, str], FaultTable] = OrderedDict()
 _TABLES_KEPT = 32
 _lock = threading.Lock()
 
 
-def _folder_key(problem: Problem) -> object:
-    """What the table depends on: the files of the problem's folder (reference, probes, error
-    model); the object itself for a problem built without a folder."""
-    directory = problem.directory
-    if not directory.is_dir():
-        return (id(problem), problem)
-    digest = hashlib.sha256()
-    for path in sorted(p for p in directory.rglob("*") if p.is_file()):
-        if "__pycache__" in path.parts:
-            continue
-        digest.update(str(path.relative_to(directory)).encode() + b"\0")
-        digest.update(path.read_bytes() + b"\0")
-    return (problem.id, digest.hexdigest())
-
-
 def fault_table(problem: Problem) -> FaultTable:
     """The problem's table, built on first use and kept for the life of the process."""
-    key = _folder_key(problem)
+    key = (problem.id, problem.fingerprint)
     with _lock:
         table = _tables.get(key)
         if table is None:

@@ -4,7 +4,7 @@ diagnosis here, outside the sandbox. Expected outputs never enter the ``RunReque
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from app.grading import determinism, explain
 from app.grading.compare import RUN_SECONDS_STEP, compare_cases, rounded, score, verdict
@@ -83,22 +83,18 @@ def grade_submission(
     *,
     cases: Sequence[TestCase] | None = None,
     public_only: bool = False,
-    on_sandbox_done: Callable[[float], None] | None = None,
     raw_timings: dict[str, float] | None = None,
 ) -> GradeReport:
     """``cases`` defaults to the folder's public examples plus its hidden cases, or with
     ``public_only`` to the examples alone (the grader passes the current test set's cases itself,
     stored ones included). The probes always run along.
-    ``on_sandbox_done(seconds)`` is told when the sandbox run ends, before grading its outputs,
-    so progress can be shown live. Every time is rounded to ``RUN_SECONDS_STEP``; ``raw_timings``
+    Every time is rounded to ``RUN_SECONDS_STEP``; ``raw_timings``
     receives them unrounded (for metrics: a report's are too coarse for millisecond stages)."""
     start = time.perf_counter()
     if cases is None:
         cases = problem.examples if public_only else problem.examples + problem.hidden
     run = sandbox.run(build_request(problem, code, cases))
     ran = time.perf_counter()
-    if on_sandbox_done is not None:
-        on_sandbox_done(rounded(ran - start, RUN_SECONDS_STEP))
     report = grade_run(problem, cases, run)
     timings = {"sandbox": ran - start, **report.timings, "total": time.perf_counter() - start}
     if raw_timings is not None:

@@ -16,6 +16,7 @@ A problem folder holds:
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import tomllib
 from collections.abc import Callable, Sequence
@@ -88,6 +89,9 @@ class Problem:
     # The folder's hidden cases generated from another seed (expected outputs from the reference,
     # in this process): per-student hidden cases. None for a problem built without a folder.
     hidden_from_seed: Callable[[int], tuple[TestCase, ...]] | None = None
+    # The folder's contents (sha256 over every file): what is derived from the folder once per
+    # process (the fault table, start-up vetting) is kept under it. "" without a folder.
+    fingerprint: str = ""
 
     @property
     def id(self) -> str:
@@ -238,6 +242,7 @@ def load_problem(directory: Path) -> Problem:
     problem = Problem(
         spec=spec,
         directory=directory,
+        fingerprint=folder_fingerprint(directory),
         statement_markdown=(directory / "statement.md").read_text(encoding="utf-8"),
         starter_code=(directory / "starter.py").read_text(encoding="utf-8"),
         reference=reference,
@@ -408,3 +413,12 @@ def problem_folders(base: Path) -> list[Path]:
         for p in base.iterdir()
         if p.is_dir() and not p.name.startswith(".") and p.name != "__pycache__"
     )
+
+
+def folder_fingerprint(directory: Path) -> str:
+    """sha256 over the relative path and bytes of every file of a problem folder (bytecode
+    caches left out): equal for two loads of an unchanged folder."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in directory.rglob("*") if p.is_file() and p.suffix != ".pyc"):
+        digest.update(str(path.relative_to(directory)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()

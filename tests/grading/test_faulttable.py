@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import itertools
+import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from app.grading.faulttable import FaultTable, enumerate_combos
-from app.problems.loader import Problem
+from app.grading.faulttable import FaultTable, enumerate_combos, fault_table
+from app.problems.loader import Problem, load_problem
+from tests.conftest import PROBLEMS_DIR
 
 
 def _distance(table: FaultTable) -> np.ndarray:
@@ -125,3 +128,18 @@ def test_plain_reshapes_both_ways_are_one_fault_that_combines_with_two_others(ta
     assert any(
         c.codes == triple and "no-head-transpose/plain-merge" in c.flags for c in table.combos
     )
+
+
+def test_a_table_is_kept_per_folder_contents_not_per_load(tmp_path: Path) -> None:
+    """Every app loads its own Problems: an unchanged folder reuses its table (built once per
+    process), and an edited one gets a new table."""
+    folder = tmp_path / "causal-attention"
+    shutil.copytree(PROBLEMS_DIR / "causal-attention", folder)
+    first, again = load_problem(folder), load_problem(folder)
+    assert first is not again and first.fingerprint == again.fingerprint
+    assert fault_table(first) is fault_table(again)
+    reference = folder / "reference.py"
+    reference.write_text(reference.read_text() + "\n# edited\n")
+    edited = load_problem(folder)
+    assert edited.fingerprint != first.fingerprint
+    assert fault_table(edited) is not fault_table(first)
