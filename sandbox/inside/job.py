@@ -8,12 +8,14 @@ from typing import Any, BinaryIO
 
 from .framing import (
     BLOB_KIND,
+    CASE_LENGTH,
     FRAME_HEADER,
     JSON_KIND,
     MAX_INPUT_BYTES,
     MAX_JSON_FRAME,
     NUMERIC_KINDS,
     FrameError,
+    inputs_base,
     parse_json,
     product,
 )
@@ -129,11 +131,16 @@ def parse_args(spec: Any, param_names: list[str], base: int, size: int, np: Any)
 
 
 class Case:
-    """One case as the supervisor keeps it, out of the worker's reach until its turn."""
+    """One case as the supervisor keeps it, out of the worker's reach until its turn: ``head``
+    is what the shared region holds before the input bytes (the length, the arguments' JSON,
+    zeros up to ``base``), ready to be copied in one go."""
 
-    __slots__ = ("args", "inputs", "spec")
+    __slots__ = ("args", "base", "head", "inputs", "spec")
 
     def __init__(self, spec: bytes, inputs: bytearray, args: list[Arg]) -> None:
         self.spec = spec
         self.inputs = inputs
         self.args = args
+        self.base = inputs_base(len(spec))
+        self.head = CASE_LENGTH.pack(len(spec)) + spec
+        self.head += bytes(self.base - len(self.head))

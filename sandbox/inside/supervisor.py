@@ -34,16 +34,23 @@ import mmap
 import os
 import select
 import signal
+import struct
 import time
 from typing import Any
 
 from .errors import MAX_MESSAGE, clean_error, error_category
 from .framing import (
     BLOB_KIND,
-    CASE_LENGTH,
+    CASE_INDEX,
+    DIMENSION,
     FRAME_HEADER,
+    MAX_DIMENSIONS,
     MAX_JSON_FRAME,
     NUMERIC_KINDS,
+    RESULT_HEAD,
+    RESULT_KIND,
+    RESULT_PART,
+    START_KIND,
     FrameError,
     inputs_base,
     npy_header,
@@ -106,6 +113,8 @@ class Supervisor:
         self.unsent = {name: bytearray() for name in STREAMS}
         self.decoders = {name: codecs.getincrementaldecoder("utf-8")("replace") for name in STREAMS}
         self.progress_at = 0.0
+        # Whether this phase's decoders saw any text (else its end has nothing to send).
+        self.decoding = False
         self.reported: set[int] = set()
         self.capture_fds: dict[int, str] = {}
         self.ack_fd = -1
@@ -116,6 +125,7 @@ class Supervisor:
         self.buffer = bytearray()
         self.pending: dict[str, Any] | None = None
         self.dtypes: dict[str, str] = {}
+        self.npy_heads: dict[tuple[str, tuple[int, ...]], tuple[bytes, int]] = {}
 
     def run(self) -> None:
         set_not_dumpable()
@@ -169,14 +179,16 @@ class Supervisor:
             os.close(self.reader.fd)
 
     def lay(self, index: int) -> None:
-        """Wipe the previous case's arguments from the shared region and lay this case's."""
+        """Wipe the previous case's arguments from the shared region and lay this case's: this
+        case's bytes (its head padded with zeros, then its inputs) overwrite the start of the
+        region, and whatever of the previous case lay beyond them is zeroed."""
         region, case = self.region, self.cases[index]
-        region[: self.laid] = bytes(self.laid)
-        base = inputs_base(len(case.spec))
-        region[: CASE_LENGTH.size] = CASE_LENGTH.pack(len(case.spec))
-        region[CASE_LENGTH.size : CASE_LENGTH.size + len(case.spec)] = case.spec
-        region[base : base + len(case.inputs)] = case.inputs
-        self.laid = base + len(case.inputs)
+        base, end = case.base, case.base + len(case.inputs)
+        region[:base] = case.head
+        region[base:end] = case.inputs
+        if self.laid > end:
+            region[end : self.laid] = bytes(self.laid - end)
+        self.laid = end
 
     def pump(self, pid: int, fds: dict[int, str]) -> None:
         # The worker's exit is learnt from SIGCHLD, not from a pidfd: runs may not open pidfds
@@ -244,6 +256,7 @@ class Supervisor:
                 self.phases[-1][1][stream] += piece
                 if self.current < self.public:
                     self.unsent[stream] += piece
+                    self.decoding = True
             self.written[stream] += len(data)
             if self.written[stream] > self.output_kill and not self.output_killed:
                 self.output_killed = True
@@ -255,19 +268,34 @@ class Supervisor:
     ) -> None:
         if self.result_overflow:
             return
-        self.buffer += data
-        while len(self.buffer) >= FRAME_HEADER.size:
-            kind, length = FRAME_HEADER.unpack_from(self.buffer)
-            if length > self.result_cap + MAX_JSON_FRAME:
-                self.overflow(pid)
-                return
-            if len(self.buffer) < FRAME_HEADER.size + length:
-                return
-            payload = bytes(self.buffer[FRAME_HEADER.size : FRAME_HEADER.size + length])
-            del self.buffer[: FRAME_HEADER.size + length]
-            self.on_worker_frame(kind, payload, pid, open_fds, poller)
-            if self.result_overflow:
-                return
+        buffer = self.buffer
+        buffer += data
+        pos, size, limit = 0, len(buffer), self.result_cap + MAX_JSON_FRAME
+        try:
+            while size - pos >= FRAME_HEADER.size:
+                kind, length = FRAME_HEADER.unpack_from(buffer, pos)
+                if length > limit:
+                    self.overflow(pid)
+                    return
+                start = pos + FRAME_HEADER.size
+                if size - start < length:
+                    break
+                pos = start + length
+                if kind == START_KIND:
+                    self.pending = None
+                    if length == CASE_INDEX.size:
+                        (index,) = CASE_INDEX.unpack_from(buffer, start)
+                        self.start_phase(index, pid, open_fds, poller)
+                elif kind == RESULT_KIND:
+                    self.pending = None
+                    self.on_result(bytes(buffer[start:pos]), pid)
+                else:
+                    self.on_worker_frame(kind, bytes(buffer[start:pos]), pid, open_fds, poller)
+                if self.result_overflow:
+                    return
+        finally:
+            if not self.result_overflow:
+                del buffer[:pos]
 
     def overflow(self, pid: int) -> None:
         self.result_overflow = True
@@ -330,7 +358,8 @@ class Supervisor:
             while fd in open_fds and not self.output_killed:
                 if not self.drain(fd, open_fds, poller, pid):
                     break
-        self.send_progress(final=True)
+        if self.decoding:
+            self.send_progress(final=True)
         self.phases.append((index, {"stdout": bytearray(), "stderr": bytearray()}))
         self.current = index
         self.lay(index)
@@ -349,19 +378,26 @@ class Supervisor:
             self.unsent[name].clear()
             if final:
                 self.decoders[name].reset()
+        if final:
+            self.decoding = False
         self.progress_at = time.monotonic()
         if any(texts.values()):
             case = None if self.current == -1 else self.current
             write_json(self.out, {"type": "output", "case": case, **texts})
             self.out.flush()
 
+    def accepts(self, index: Any) -> bool:
+        """Only the case whose phase it is, once: a frame forged after hidden inputs were laid
+        cannot stand in for an earlier (public) case's result."""
+        if type(index) is not int or index != self.current or index in self.reported:
+            return False
+        self.reported.add(index)
+        return True
+
     def emit_case(self, msg: dict[str, Any], data: bytes | None, pid: int) -> None:
         index = msg.get("index")
-        # Only the case whose phase it is, once: a frame forged after hidden inputs were laid
-        # cannot stand in for an earlier (public) case's result.
-        if type(index) is not int or index != self.current or index in self.reported:
+        if not self.accepts(index):
             return
-        self.reported.add(index)
         seconds = time.monotonic() - self.case_started
         error = clean_error(msg.get("error")) if msg.get("error") is not None else None
         blobs: list[tuple[bytes, bytes]] | None = None
@@ -374,25 +410,77 @@ class Supervisor:
                     "message": str(exc)[:MAX_MESSAGE],
                     "traceback": "",
                 }
-            if blobs is not None:
-                self.result_total += len(data)
-                if self.result_total > self.result_cap:
-                    self.overflow(pid)
-                    return
-        mutated = self.mutated(self.cases[index])
         reported = msg.get("mutated_inputs")
+        said = reported if isinstance(reported, list) else []
+        self.report(self.current, seconds, error, said, blobs, pid)
+
+    def on_result(self, payload: bytes, pid: int) -> None:
+        """A call's result in its binary form (``framing``: ``R``), checked as strictly as the
+        JSON one: the dtypes, the shapes and that the bytes are exactly the arrays'."""
+        if len(payload) < RESULT_HEAD.size:
+            return
+        index, parts = RESULT_HEAD.unpack_from(payload)
+        if not self.accepts(index):
+            return
+        seconds = time.monotonic() - self.case_started
+        error: dict[str, Any] | None = None
+        blobs: list[tuple[bytes, bytes]] | None = None
+        try:
+            if (parts == 0) != (self.outputs is None) or (parts and parts != self.outputs):
+                raise ValueError("wrong number of outputs")
+            pos = RESULT_HEAD.size
+            shapes = []
+            for _ in range(parts or 1):
+                code, ndim = RESULT_PART.unpack_from(payload, pos)
+                pos += RESULT_PART.size
+                if ndim > MAX_DIMENSIONS:
+                    raise ValueError("bad output shape")
+                shape = struct.unpack_from(f">{ndim}Q", payload, pos)
+                pos += ndim * DIMENSION.size
+                shapes.append((code.rstrip(b"\0").decode("ascii"), shape))
+            blobs = []
+            for descr, shape in shapes:
+                head, size = self.npy_head(descr, shape)
+                if pos + size > len(payload):
+                    raise ValueError("output bytes do not match their shapes")
+                blobs.append((head, payload[pos : pos + size]))
+                pos += size
+            if pos != len(payload):
+                raise ValueError("output bytes do not match their shapes")
+        except (ValueError, TypeError, struct.error, UnicodeDecodeError) as exc:
+            blobs = None
+            error = {"type": "InvalidOutput", "message": str(exc)[:MAX_MESSAGE], "traceback": ""}
+        self.report(index, seconds, error, [], blobs, pid)
+
+    def report(
+        self,
+        index: int,
+        seconds: float,
+        error: dict[str, Any] | None,
+        reported: list[Any],
+        blobs: list[tuple[bytes, bytes]] | None,
+        pid: int,
+    ) -> None:
+        """Write one accepted case's frame: what the supervisor saw, and for a public case
+        what the worker said."""
+        if blobs is not None:
+            self.result_total += sum(len(body) for _, body in blobs)
+            if self.result_total > self.result_cap:
+                self.overflow(pid)
+                return
+        mutated = self.mutated(self.cases[index])
         if index >= self.public:
             # A hidden case: only categories and what the supervisor saw itself leave the
             # sandbox; the worker's words (exception names, messages, tracebacks, the arguments
             # it says it reshaped) are the submission's to choose and could spell out inputs.
             error = error_category(error)
-        elif isinstance(reported, list):
+        else:
             mutated |= {n for n in reported if isinstance(n, str) and n in self.param_names}
         header = {
             "type": "case",
             "index": index,
             "error": error,
-            "mutated_inputs": [p for p in self.param_names if p in mutated],
+            "mutated_inputs": [p for p in self.param_names if p in mutated] if mutated else [],
             "seconds": seconds,
             "output": blobs is not None,
         }
@@ -404,13 +492,31 @@ class Supervisor:
             self.out.write(npy_head)
             self.out.write(body)
 
+    def npy_head(self, descr: str, shape: tuple[int, ...]) -> tuple[bytes, int]:
+        """The .npy header of an output and its size in bytes, for a dtype string the worker
+        sent (checked once to be numeric); remembered, as a run's outputs share a few shapes."""
+        key = (descr, shape)
+        known = self.npy_heads.get(key)
+        if known is not None:
+            return known
+        dtype_str = self.dtypes.get(descr)
+        if dtype_str is None:
+            dtype = self.np.dtype(descr)
+            if dtype.kind not in NUMERIC_KINDS or dtype.fields is not None or dtype.shape != ():
+                raise ValueError(f"dtype {dtype} is not numeric")
+            dtype_str = self.dtypes[descr] = dtype.str
+        known = (npy_header(dtype_str, shape), product(shape) * int(dtype_str[2:]))
+        if len(self.npy_heads) < 256:
+            self.npy_heads[key] = known
+        return known
+
     def mutated(self, case: Case) -> set[str]:
         """The arguments whose bytes in the shared region differ from the supervisor's copy."""
         slots = [a for a in case.args if isinstance(a, Slot)]
         if not slots:
             return set()
         live, pristine = self.region, case.inputs
-        base = inputs_base(len(case.spec))
+        base = case.base
         # One comparison over the case's bytes, then per argument only when something changed.
         if live[base : base + len(pristine)] == pristine:
             return set()
