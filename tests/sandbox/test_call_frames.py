@@ -177,7 +177,7 @@ def test_a_case_started_out_of_turn_moves_its_printing_out_of_the_public_phase(
 
 
 FLOOD = """
-import os
+import os, time
 
 
 def f(a, n):
@@ -185,6 +185,8 @@ def f(a, n):
         print("public text")
     else:
         line = ("HIDDEN " + a.tobytes().hex() + "\\n").encode()
+        os.write(1, line)
+        time.sleep(0.5)  # past the time a public phase's text waits before it is sent
         for _ in range(100000):
             os.write(1, line)
     return a * n
@@ -192,8 +194,9 @@ def f(a, n):
 
 
 def test_a_hidden_case_s_flood_emits_no_output_frame() -> None:
-    """A hidden case floods stdout past the kill limit: the supervisor's stream holds an
-    ``output`` frame for the public case (the control) and none for the hidden phase."""
+    """A hidden case prints, waits, then floods stdout past the kill limit: the supervisor's
+    stream holds an ``output`` frame for the public case (the control) and none for the hidden
+    phase."""
     hidden = np.random.default_rng(9).standard_normal(4)
     request = phased_request(FLOOD, [("public-1", np.ones(4), False), ("hidden-1", hidden, True)])
     _, frames = raw_frames(request)
