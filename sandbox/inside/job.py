@@ -64,10 +64,9 @@ class JobReader:
         self.readinto(buf)
 
     def case(self) -> tuple[bytes, bytearray]:
-        """One case's section: its arguments' JSON (checked to be an object) and input bytes."""
+        """One case's section: its arguments' JSON (not parsed here) and input bytes."""
         spec = bytearray(self.frame(JSON_KIND, MAX_JSON_FRAME))
         self.readinto(memoryview(spec))
-        parse_json(spec)
         inputs = bytearray(self.frame(BLOB_KIND, MAX_INPUT_BYTES))
         self.readinto(memoryview(inputs))
         return bytes(spec), inputs
@@ -78,7 +77,10 @@ def read_job(inp: BinaryIO) -> dict[str, Any]:
     The runner itself reads the cases only after forking."""
     reader = JobReader(inp)
     header = reader.json()
-    return {"header": header, "cases": [reader.case() for _ in range(int(header["cases"]))]}
+    cases = [reader.case() for _ in range(int(header["cases"]))]
+    for spec, _ in cases:
+        parse_json(spec)  # each an object
+    return {"header": header, "cases": cases}
 
 
 class Slot:
@@ -95,6 +97,8 @@ class Slot:
 
 
 Arg = Slot | int | float | None
+# The dtypes of the job's inputs by their string: a job has a few, each met at every case.
+_DTYPES: dict[str, Any] = {}
 
 
 def parse_args(spec: Any, param_names: list[str], base: int, size: int, np: Any) -> list[Arg]:
@@ -116,7 +120,12 @@ def parse_args(spec: Any, param_names: list[str], base: int, size: int, np: Any)
             args.append(None)
             continue
         try:
-            dtype = np.dtype(str(arg["dtype"]))
+            code = str(arg["dtype"])
+            dtype = _DTYPES.get(code)
+            if dtype is None:
+                dtype = np.dtype(code)
+                if len(_DTYPES) < 64:
+                    _DTYPES[code] = dtype
             shape = tuple(int(d) for d in arg["shape"])
             offset = int(arg["offset"])
         except (KeyError, TypeError, ValueError) as exc:

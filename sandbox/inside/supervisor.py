@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import json
 import mmap
 import os
 import select
@@ -44,6 +45,7 @@ from .framing import (
     CASE_INDEX,
     DIMENSION,
     FRAME_HEADER,
+    JSON_KIND,
     MAX_DIMENSIONS,
     MAX_JSON_FRAME,
     NUMERIC_KINDS,
@@ -63,6 +65,7 @@ from .worker import Worker
 
 # Longest a public phase's printed text waits before it is written to the result stream.
 PROGRESS_SECONDS = 0.2
+CASE_FRAME = '{"type":"case","index":%d,"error":%s,"mutated_inputs":%s,"seconds":%s,"output":%s%s}'
 STREAMS = ("stdout", "stderr")
 
 
@@ -476,21 +479,23 @@ class Supervisor:
             error = error_category(error)
         else:
             mutated |= {n for n in reported if isinstance(n, str) and n in self.param_names}
-        header = {
-            "type": "case",
-            "index": index,
-            "error": error,
-            "mutated_inputs": [p for p in self.param_names if p in mutated] if mutated else [],
-            "seconds": seconds,
-            "output": blobs is not None,
-        }
-        if blobs is not None and self.outputs is not None:
-            header["parts"] = len(blobs)
-        write_json(self.out, header)
+        names = [p for p in self.param_names if p in mutated] if mutated else []
+        # The frame ``write_json`` would write, formatted directly: it is written at every call.
+        parts = f',"parts":{len(blobs)}' if blobs is not None and self.outputs is not None else ""
+        frame = CASE_FRAME % (
+            index,
+            "null" if error is None else json.dumps(error, separators=(",", ":")),
+            json.dumps(names, separators=(",", ":")) if names else "[]",
+            repr(seconds),
+            "true" if blobs is not None else "false",
+            parts,
+        )
+        payload = frame.encode()
+        out = self.out
+        out.write(FRAME_HEADER.pack(JSON_KIND, len(payload)) + payload)
         for npy_head, body in blobs or ():
-            self.out.write(FRAME_HEADER.pack(BLOB_KIND, len(npy_head) + len(body)))
-            self.out.write(npy_head)
-            self.out.write(body)
+            out.write(FRAME_HEADER.pack(BLOB_KIND, len(npy_head) + len(body)) + npy_head)
+            out.write(body)
 
     def npy_head(self, descr: str, shape: tuple[int, ...]) -> tuple[bytes, int]:
         """The .npy header of an output and its size in bytes, for a dtype string the worker
