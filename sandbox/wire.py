@@ -105,7 +105,7 @@ def _section(case: CaseArgs, names: Sequence[str]) -> tuple[bytes, bytearray]:
     for offset, value in arrays:
         end = offset + value.nbytes
         if value.flags.c_contiguous:
-            view[offset:end] = memoryview(value).cast("B")
+            view[offset:end] = value.data.cast("B")
         else:
             view[offset:end] = value.tobytes()  # C order, whatever its layout
     return f'{{"args":[{",".join(args)}]}}'.encode(), buf
