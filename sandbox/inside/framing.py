@@ -70,7 +70,7 @@ from __future__ import annotations
 
 import json
 import struct
-from typing import Any, BinaryIO
+from typing import Any, Protocol
 
 JOB_VERSION = 3
 FRAME_HEADER = struct.Struct(">cQ")
@@ -98,12 +98,16 @@ class FrameError(Exception):
     """The peer sent something that is not a well-formed frame or job."""
 
 
-def write_frame(out: BinaryIO, kind: bytes, payload: bytes) -> None:
+class Writer(Protocol):
+    def write(self, data: bytes, /) -> Any: ...
+
+
+def write_frame(out: Writer, kind: bytes, payload: bytes) -> None:
     out.write(FRAME_HEADER.pack(kind, len(payload)))
     out.write(payload)
 
 
-def write_json(out: BinaryIO, obj: dict[str, Any]) -> None:
+def write_json(out: Writer, obj: dict[str, Any]) -> None:
     write_frame(out, JSON_KIND, json.dumps(obj, separators=(",", ":")).encode())
 
 

@@ -95,7 +95,8 @@ class Supervisor:
         self.laid = 0  # how many bytes of the region the current case's arguments use
         self.case_started = 0.0  # time.monotonic() when the current case got its inputs
         # closefd=False: the forked worker inherits this object but must never close or reuse it.
-        self.out = os.fdopen(os.dup(1), "wb", buffering=1 << 16, closefd=False)
+        # The forked worker inherits this object too, but never writes or flushes it.
+        self.out = ResultStream(os.dup(1))
         devnull = os.open(os.devnull, os.O_RDWR)
         os.dup2(devnull, 1)  # nothing printed by accident can reach the result stream
         if reader.fd is not None:
@@ -114,7 +115,8 @@ class Supervisor:
         # Text of the current (public) phase not yet sent in an ``output`` frame; decoded
         # incrementally so a character split between two reads is not mangled.
         self.unsent = {name: bytearray() for name in STREAMS}
-        self.decoders = {name: codecs.getincrementaldecoder("utf-8")("replace") for name in STREAMS}
+        # Made when a public phase first prints: most runs print nothing.
+        self.decoders: dict[str, codecs.IncrementalDecoder] = {}
         self.progress_at = 0.0
         # Whether this phase's decoders saw any text (else its end has nothing to send).
         self.decoding = False
@@ -373,6 +375,8 @@ class Supervisor:
     def send_progress(self, final: bool) -> None:
         """The current phase's new text as an ``output`` frame, if it is a public phase (only
         public text is ever collected in ``unsent``); ``final`` at the phase's end."""
+        if not self.decoders:
+            self.decoders = {name: UTF8_DECODER("replace") for name in STREAMS}
         texts = {
             name: self.decoders[name].decode(bytes(self.unsent[name]), final=final)
             for name in STREAMS
@@ -610,15 +614,56 @@ def kill(pid: int) -> None:
         os.kill(pid, signal.SIGKILL)
 
 
-def set_not_dumpable() -> None:
-    """Keep /proc/<supervisor>/fd and /mem out of the worker's reach (same uid, same pid ns), and
-    make every thread share one malloc arena: glibc reserves 64 MiB of address space per thread
-    arena, which would turn a few threads into a MemoryError under RLIMIT_AS."""
+class ResultStream:
+    """The result stream, buffered: frames are kept (not copied) until ``flush`` writes them
+    with as few system calls as the pipe takes (an ``io.BufferedWriter`` costs more to set up
+    in a freshly forked process than a whole small job's frames cost to write)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.parts: list[bytes] = []
+        self.size = 0
+
+    def write(self, data: bytes, /) -> None:
+        self.parts.append(data)
+        self.size += len(data)
+        if self.size >= 1 << 16:
+            self.flush()
+
+    def flush(self) -> None:
+        parts, self.parts, self.size = self.parts, [], 0
+        while parts:
+            done = os.writev(self.fd, parts[:1024])
+            while parts and done >= len(parts[0]):
+                done -= len(parts.pop(0))
+            if done:
+                parts[0] = parts[0][done:]
+
+
+UTF8_DECODER = codecs.getincrementaldecoder("utf-8")
+# libc's prctl and mallopt, looked up ahead of any job (``bind_libc``, from ``runner.preload``):
+# a freshly forked supervisor would spend most of a millisecond on the lookups.
+LIBC: dict[str, Any] = {}
+
+
+def bind_libc() -> None:
     try:
         import ctypes
 
         libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
-        libc.mallopt(-8, 1)  # M_ARENA_MAX = -8
+        LIBC.update(prctl=libc.prctl, mallopt=libc.mallopt)
     except (OSError, AttributeError, ImportError):
+        pass
+
+
+def set_not_dumpable() -> None:
+    """Keep /proc/<supervisor>/fd and /mem out of the worker's reach (same uid, same pid ns), and
+    make every thread share one malloc arena: glibc reserves 64 MiB of address space per thread
+    arena, which would turn a few threads into a MemoryError under RLIMIT_AS."""
+    if not LIBC:
+        bind_libc()
+    try:
+        LIBC["prctl"](4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
+        LIBC["mallopt"](-8, 1)  # M_ARENA_MAX = -8
+    except (KeyError, OSError):
         pass
