@@ -69,6 +69,7 @@ def preload() -> None:
 
     import numpy  # noqa: F401
 
-    from . import supervisor
+    from . import supervisor, worker
 
     supervisor.bind_libc()
+    worker.prepare_streams()
