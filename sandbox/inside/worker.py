@@ -144,8 +144,15 @@ class Worker:
             spec = self.loads(region[CASE_LENGTH.size : CASE_LENGTH.size + length])["args"]
             values: list[Any] = []
             arrays: list[tuple[str, Any, tuple[int, ...]]] = []
+            # In ``job.parse_args``'s order, which checked them.
             for name, arg in zip(self.param_names, spec, strict=True):
-                if "dtype" in arg:
+                if type(arg.get("int")) is int:
+                    values.append(arg["int"])
+                elif type(arg.get("float")) is float:
+                    values.append(arg["float"])
+                elif arg.get("none") is True:
+                    values.append(None)
+                else:
                     code = arg["dtype"]
                     dtype = dtype_of.get(code)
                     if dtype is None:
@@ -154,12 +161,6 @@ class Worker:
                     view = ndarray(shape, dtype=dtype, buffer=region, offset=base + arg["offset"])
                     values.append(view)
                     arrays.append((name, view, shape))
-                elif "int" in arg:
-                    values.append(arg["int"])
-                elif "float" in arg:
-                    values.append(arg["float"])
-                else:
-                    values.append(None)
             return values, arrays
         except Exception:
             self.exit(72)  # the submission scribbled over them
