@@ -521,14 +521,11 @@ class Supervisor:
 
     def mutated(self, case: Case) -> set[str]:
         """The arguments whose bytes in the shared region differ from the supervisor's copy."""
-        slots = [a for a in case.args if isinstance(a, Slot)]
-        if not slots:
-            return set()
-        live, pristine = self.region, case.inputs
-        base = case.base
+        live, pristine, base = self.region, case.inputs, case.base
         # One comparison over the case's bytes, then per argument only when something changed.
         if live[base : base + len(pristine)] == pristine:
             return set()
+        slots = [a for a in case.args if isinstance(a, Slot)]
         return {
             s.name
             for s in slots
