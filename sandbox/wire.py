@@ -104,6 +104,8 @@ def _section(case: CaseArgs, names: Sequence[str]) -> tuple[bytes, bytearray]:
     view = memoryview(buf)
     for offset, value in arrays:
         end = offset + value.nbytes
+        if end == offset:
+            continue  # an empty array: no bytes (and no byte view of its zero-length shape)
         if value.flags.c_contiguous:
             view[offset:end] = value.data.cast("B")
         else:
