@@ -17,9 +17,11 @@ its process tree (``proctree.py``); that is logged once too.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import signal
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -30,6 +32,11 @@ PREFIX = "tensorjudge-"
 REMOVE_SECONDS = 5.0
 # A run's cgroup older than this was left by a grader that died mid-run; an empty one can go.
 STALE_SECONDS = 600.0
+# How often a parent is swept for them: a sweep lists every cgroup beside the run's, which costs
+# more than making the run's own (one is made per run, ahead of demand, on the server's process).
+SWEEP_EVERY_SECONDS = 60.0
+_swept: dict[Path, float] = {}
+_swept_lock = threading.Lock()
 # One core per run: its quota is one full period of every period.
 CPU_PERIOD_US = 100_000
 CPU_QUOTA_US = 100_000
@@ -39,6 +46,10 @@ _warned_cpu = False
 
 def _sweep(parent: Path) -> None:
     now = time.time()
+    with _swept_lock:
+        if now - _swept.get(parent, -SWEEP_EVERY_SECONDS) < SWEEP_EVERY_SECONDS:
+            return
+        _swept[parent] = now
     with contextlib.suppress(OSError):
         for d in parent.glob(f"{PREFIX}*"):
             with contextlib.suppress(OSError):
@@ -55,6 +66,14 @@ def _own_paths() -> dict[str, str]:
             for c in controllers.split(",") if controllers else [""]:
                 paths[c] = path
     return paths
+
+
+@functools.cache
+def _v1_base(ctl: str) -> Path | None:
+    """The mounted cgroup v1 hierarchy of ``ctl`` (resolved: cpu and cpuacct are often one
+    hierarchy behind two links), None if there is none; mounts do not change under a grader."""
+    base = CGROUP_ROOT / ctl
+    return base.resolve() if (base / "cgroup.procs").exists() else None
 
 
 def _no_cpu(reason: object) -> None:
@@ -114,14 +133,14 @@ class RunCgroup:
                 return cls(v2, 2, memory_bytes, max_tasks)
             dirs: dict[str, Path] = {}
             for ctl in ("memory", "pids", "cpu", "cpuacct"):
-                base = CGROUP_ROOT / ctl
-                if not (base / "cgroup.procs").exists():
+                base = _v1_base(ctl)
+                if base is None:
                     if ctl in ("cpu", "cpuacct"):
                         _no_cpu(f"no cgroup v1 {ctl} hierarchy")
                         continue
                     raise OSError(f"no cgroup v1 {ctl} hierarchy")
                 d = base / own.get(ctl, "/").lstrip("/") / name
-                same = [c for c, known in dirs.items() if known.resolve() == d.resolve()]
+                same = [c for c, known in dirs.items() if known == d]
                 if same:  # cpu and cpuacct mounted together: one directory
                     dirs[ctl] = dirs[same[0]]
                     continue
@@ -234,12 +253,12 @@ class RunCgroup:
     def remove(self) -> None:
         """Kill what is left and remove the cgroup; a dying fork bomb can take a moment."""
         deadline = time.monotonic() + REMOVE_SECONDS
+        self.kill_all()
         for d in set(self.dirs.values()):
             # A cgroup is usually empty a millisecond after its last process was reaped: poll
-            # fast first, then back off.
+            # fast first, then back off, killing again what is still (or newly) in it.
             pause = 0.0005
             while True:
-                self.kill_all()
                 try:
                     d.rmdir()
                     break
@@ -251,6 +270,7 @@ class RunCgroup:
                         break
                     time.sleep(pause)
                     pause = min(pause * 2, 0.01)
+                    self.kill_all()
 
 
 def cpu_seconds_in(d: Path) -> float | None:
