@@ -3,7 +3,8 @@ into fresh namespaces, which confines itself and then runs its job with ``runner
 
 Command::
 
-    python -I -S -B <the package>/__main__.py zygote --sys-path DIR --control FD --filter FD
+    python -I -S -B <the package>/__main__.py zygote --sys-path DIR --control FD --filter FD \
+        --late FD
 
 bwrap starts the zygote as uid 0 of its user namespace with CAP_SYS_ADMIN, CAP_SETPCAP,
 CAP_SETUID, CAP_SETGID and CAP_SETFCAP. It needs the first two for one thing: at start it unmounts
@@ -21,8 +22,9 @@ fork requests from the host on the ``--control`` unix socket, one per run: a JSO
 with two fds attached (SCM_RIGHTS): the run's socket (go-ahead and job in, result stream
 out) and the write end of the run's stderr pipe. It never reads anything a child wrote: the
 control socket is closed in the child right after the fork, and nothing flows from the per-run
-socket to the zygote. ``--filter`` is an fd holding the full seccomp filter (BPF) every child
-installs.
+socket to the zygote. ``--filter`` and ``--late`` are fds holding the two parts of the full
+seccomp filter (BPF) every child installs: all of it but the mount rule, and the mount rule (see
+``sandbox/seccomp.py``; stacked, they refuse exactly what the full filter does).
 
 Each request becomes the run's supervisor (G), cloned by the zygote straight into fresh user,
 mount, pid, net, ipc and uts namespaces (pid 1 of the new pid namespace; one fork per run, not
@@ -34,15 +36,17 @@ job or touches any submission code,
    run's own host uid, so it holds no capability outside its namespaces;
 2. G mounts a fresh procfs of its pid namespace on /proc with ``subset=pid`` (its processes,
    ``self`` and ``thread-self``: no host-global file) and an empty read-only /dev/pts (the
-   zygote's devpts instance would be shared by every run), sends one byte on the run socket so
-   the host learns its host pid (SCM_CREDENTIALS) and moves it into the run's cgroup, then
-   waits for the go-ahead.
-   The host may prime runs this far ahead of demand (spares): nothing of a submission exists yet;
+   zygote's devpts instance would be shared by every run), drops every capability but
+   CAP_SYS_ADMIN and CAP_SETPCAP (bounding set included), sets no_new_privs and installs the
+   seccomp filter but its mount rule, sends one byte on the run socket so the host learns its
+   host pid (SCM_CREDENTIALS) and moves it into the run's cgroup, then waits for the go-ahead.
+   The host may prime runs this far ahead of demand (spares): nothing of a submission exists yet,
+   and most of the confinement's cost is paid before one does;
 3. the go-ahead is ``G``, a 4-byte big-endian length and a JSON object ``{"rlimits": [[resource,
-   soft, hard]], "tmpfs_bytes": int}``: G mounts a fresh tmpfs of that size on /tmp, drops every
-   capability, sets no_new_privs, applies the rlimits and installs the full seccomp filter (which
-   denies unshare, setns and mount from then on), and only then reads its job and runs the
-   runner's supervisor on it, exactly as a cold sandbox would.
+   soft, hard]], "tmpfs_bytes": int}``: G mounts a fresh tmpfs of that size on /tmp, drops its
+   last two capabilities, installs the mount rule (so no mount, unshare or setns from then on) and
+   applies the rlimits, and only then reads its job and runs the runner's supervisor on it,
+   exactly as a cold sandbox would.
 
 G's user namespace is owned by the zygote's uid (its creator), which no run ever has; every
 process of the run runs as the run's own host uid.
@@ -90,11 +94,16 @@ MAX_REQUEST = 4096
 GO = struct.Struct(">cI")
 CAP_SETGID = 6
 CAP_SETUID = 7
+CAP_SETPCAP = 8
+CAP_SYS_ADMIN = 21
 CAP_SETFCAP = 31
 # What the zygote keeps: to give each child its own uid, and to let a child that keeps uid 0
 # map it in a user namespace of its own.
 ZYGOTE_CAPS = frozenset({CAP_SETGID, CAP_SETUID, CAP_SETFCAP})
 SANDBOX_UID = 65534  # the submission's uid and gid in its user namespace, on every backend
+# What a primed run keeps until its go-ahead, dropped in this order (SETPCAP drops the others).
+RUN_LATE_CAPS_ORDER = (CAP_SYS_ADMIN, CAP_SETPCAP)
+RUN_LATE_CAPS = frozenset(RUN_LATE_CAPS_ORDER)
 RUN_NAMESPACES = (
     CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
 )
@@ -133,9 +142,15 @@ def _mount(source: bytes, target: bytes, fstype: bytes | None, flags: int, data:
     _check(_libc.mount(source, target, fstype, flags, data or None), f"mount {target!r}")
 
 
-def _drop_capabilities(keep: frozenset[int] = frozenset()) -> None:
-    """Drop every capability (bounding set included) but ``keep``."""
-    for cap in range(64):
+def _drop_capabilities(
+    keep: frozenset[int] = frozenset(), bounded: tuple[int, ...] | None = None
+) -> None:
+    """Drop every capability (bounding set included) but ``keep``. ``bounded``: the only ones
+    still in the bounding set (an earlier call kept them, CAP_SETPCAP among them)."""
+    if bounded is not None:
+        for cap in bounded:
+            _check(_libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0), "drop a bounding capability")
+    for cap in range(64) if bounded is None else ():
         if cap not in keep and _libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
             break  # past the last capability this kernel knows
     _libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
@@ -167,7 +182,7 @@ def _uncover_proc() -> None:
         raise SystemExit(f"the zygote still holds capabilities: {caps}")
 
 
-def _supervise(run_fd: int, err_fd: int, mapped_fd: int, bpf: bytes) -> None:
+def _supervise(run_fd: int, err_fd: int, mapped_fd: int, bpf: tuple[bytes, bytes]) -> None:
     """G: pid 1 of the run's namespaces. Confines itself, then runs the job. Never returns."""
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     # The zygote lets the kernel reap its children; the runner waits for its worker.
@@ -199,6 +214,12 @@ def _supervise(run_fd: int, err_fd: int, mapped_fd: int, bpf: bytes) -> None:
     )
     with contextlib.suppress(OSError):
         socket.sethostname("sandbox")
+    # All the confinement that does not wait for the job's limits, while no job exists: only
+    # the /tmp mount, once its size is known, still needs CAP_SYS_ADMIN and the mount call (and
+    # CAP_SETPCAP, to drop both from the bounding set then).
+    early, late = bpf
+    _drop_capabilities(keep=RUN_LATE_CAPS)
+    _install_seccomp(early)
     run = socket.socket(fileno=run_fd)
     run.sendall(b"R")  # the host reads our pid from this message's credentials
     # Moved into the run's cgroup. Anything but a go-ahead (e.g. the socket closed because the
@@ -211,10 +232,10 @@ def _supervise(run_fd: int, err_fd: int, mapped_fd: int, bpf: bytes) -> None:
     size = int(settings["tmpfs_bytes"])
     _mount(b"tmpfs", b"/tmp", b"tmpfs", MS_NOSUID | MS_NODEV, f"size={size},mode=1777".encode())
     os.chdir("/tmp")
-    _drop_capabilities()
+    _drop_capabilities(bounded=RUN_LATE_CAPS_ORDER)
+    _install_seccomp(late)
     for which, soft, hard in settings["rlimits"]:
         resource.setrlimit(int(which), (int(soft), int(hard)))
-    _install_seccomp(bpf)
     os.dup2(run_fd, 0)
     os.dup2(run_fd, 1)
     os.dup2(err_fd, 2)
@@ -262,7 +283,9 @@ def _map_ids(pid: int, run_uid: int | None) -> None:
             f.write(line)
 
 
-def _spawn(control: socket.socket, run_fd: int, err_fd: int, bpf: bytes, uid: int | None) -> None:
+def _spawn(
+    control: socket.socket, run_fd: int, err_fd: int, bpf: tuple[bytes, bytes], uid: int | None
+) -> None:
     """Clone the run's supervisor into its own namespaces and give it its uid."""
     mapped_r, mapped_w = os.pipe()
     try:
@@ -303,7 +326,7 @@ def _report() -> None:
         sys.stderr.flush()
 
 
-def serve(control: socket.socket, bpf: bytes) -> None:
+def serve(control: socket.socket, bpf: tuple[bytes, bytes]) -> None:
     # Children are reaped by the kernel: the zygote never waits on (or hears from) them.
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)
     fds_size = socket.CMSG_SPACE(2 * array.array("i").itemsize)
@@ -331,7 +354,7 @@ def serve(control: socket.socket, bpf: bytes) -> None:
 
 
 def main(argv: list[str]) -> int:
-    control_fd = filter_fd = -1
+    control_fd = filter_fd = late_fd = -1
     for i, arg in enumerate(argv[:-1]):
         if arg == "--sys-path":
             sys.path.insert(0, argv[i + 1])
@@ -339,8 +362,10 @@ def main(argv: list[str]) -> int:
             control_fd = int(argv[i + 1])
         elif arg == "--filter":
             filter_fd = int(argv[i + 1])
-    with os.fdopen(filter_fd, "rb") as f:
-        bpf = f.read()
+        elif arg == "--late":
+            late_fd = int(argv[i + 1])
+    with os.fdopen(filter_fd, "rb") as f, os.fdopen(late_fd, "rb") as g:
+        bpf = (f.read(), g.read())
     _uncover_proc()
     from . import runner
 

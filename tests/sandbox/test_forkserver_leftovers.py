@@ -5,9 +5,11 @@ uid it really has and who owns its user namespace."""
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -88,20 +90,39 @@ def _uids(pid: int) -> list[int]:
     return []
 
 
-def _run_uid_processes(server: ForkServerSandbox) -> dict[int, list[int]]:
-    """Every process below this fork server's zygote running as a run uid: pid -> uids (other
-    graders on this host hand out uids of the same range)."""
-    uids, zygote = server.inner.host_uids, server.zygote_pid()
-    assert uids is not None and zygote is not None
+def _processes_of_uid(server: ForkServerSandbox, uid: int) -> dict[int, list[int]]:
+    """Every process below this fork server's zygote with ``uid`` among its ids: pid -> uids
+    (other graders on this host hand out uids of the same range)."""
+    zygote = server.zygote_pid()
+    assert zygote is not None
     found = {}
     for pid in descendants(zygote):
         try:
             ids = _uids(pid)
         except OSError:
             continue
-        if any(uids.base < u <= uids.base + 65535 for u in ids):
+        if uid in ids:
             found[pid] = ids
     return found
+
+
+def _uid_of_the_next_run(server: ForkServerSandbox) -> tuple[threading.Thread, list[int]]:
+    """A watcher that reads the host uid of the run about to start, while it runs."""
+    before = server.last_host_pid
+    seen: list[int] = []
+
+    def watch() -> None:
+        deadline = time.monotonic() + 10
+        while not seen and time.monotonic() < deadline:
+            pid = server.last_host_pid
+            if pid != before:
+                with contextlib.suppress(OSError, IndexError):
+                    seen.append(_uids(pid)[0])
+            time.sleep(0.005)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    return watcher, seen
 
 
 def test_a_process_left_behind_is_gone_before_the_run_s_result_is_returned(
@@ -110,19 +131,20 @@ def test_a_process_left_behind_is_gone_before_the_run_s_result_is_returned(
     """What a run leaves running must be dead when its result comes back (no grace period):
     otherwise it could reach the next run, and its uid and cgroup could be handed out again."""
     before = server.forked_runs
+    watcher, run_uid = _uid_of_the_next_run(server)
     result = run(server, LINGERER, limits=FAST)
     # Checked at once: anything of the run still alive now is a survivor.
     survivors = server.leftovers()
+    same_uid = _processes_of_uid(server, run_uid[0]) if run_uid else {}
+    watcher.join()
     assert server.forked_runs == before + 1, "not served by the fork server"
     assert result.status == "ok", result.message
     assert survivors == [], f"processes of the finished run are still alive: {survivors}"
     for path in server.last_cgroup_dirs:
         assert not path.exists(), f"the finished run's cgroup {path} is still there"
     if server.inner.host_uids is not None:
-        # Only the spares (one waiting supervisor each, a fresh uid each) run as a run uid now.
-        spares = {p.pid for p in list(server._spare_pool)}
-        others = {pid: ids for pid, ids in _run_uid_processes(server).items() if pid not in spares}
-        assert others == {}, f"processes with a run's uid outlived their run: {others}"
+        assert run_uid, "never saw the run's host uid"
+        assert same_uid == {}, f"processes with the run's uid outlived it: {same_uid}"
     result = run(server, NEXT, limits=FAST)
     assert result.status == "ok", result.message
     seen = json.loads(result.stdout)
@@ -174,3 +196,34 @@ def test_a_run_s_processes_have_its_own_uid_and_do_not_own_their_user_namespace(
     while server.spares_ready() == 0 and time.monotonic() < deadline:
         time.sleep(0.02)
     assert_grader_still_works(server)
+
+
+# mount and umount2 with a target the kernel cannot read: EFAULT if the call reaches the kernel
+# (it reads the path before it checks capabilities), EPERM only from the seccomp filter.
+MOUNT_PROBE = """
+import ctypes, json
+
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+
+def attempt(nr, *args):
+    ctypes.set_errno(0)
+    ret = libc.syscall(ctypes.c_long(nr), *[ctypes.c_long(a) for a in args])
+    return 0 if ret >= 0 else ctypes.get_errno()
+
+def f(a, n):
+    print(json.dumps({"mount": attempt(165, 0, 8, 0, 0, 0), "umount2": attempt(166, 8, 0)}))
+    return a
+"""
+
+
+def test_a_run_meets_the_whole_seccomp_filter_mount_rule_included(
+    server: ForkServerSandbox,
+) -> None:
+    """A primed run installs the filter in two parts, the mount rule only once its /tmp is
+    mounted after the go-ahead: the job must meet both. EFAULT would mean the call got past the
+    filter to the kernel (which would still refuse a real mount for want of capabilities)."""
+    for _ in range(2):  # from a spare and, the spare taken, from a run forked on demand
+        result = run(server, MOUNT_PROBE, limits=FAST)
+        assert result.status == "ok", result.message
+        assert json.loads(result.stdout) == {"mount": 1, "umount2": 1}, result.stdout  # EPERM
