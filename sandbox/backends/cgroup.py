@@ -246,17 +246,21 @@ class RunCgroup:
         if self.version == 2:
             with contextlib.suppress(OSError):
                 (self.dirs["pids"] / "cgroup.kill").write_text("1")
-        for pid in self.pids():
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
+        # Every process of a run is in each of its v1 hierarchies' cgroups alike (it joined them
+        # all before it ran anything, its children inherit them, and it can write to none), so
+        # one list names them all.
+        with contextlib.suppress(OSError, ValueError):
+            for pid in (int(p) for p in (self.dirs["pids"] / "cgroup.procs").read_text().split()):
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
 
     def remove(self) -> None:
         """Kill what is left and remove the cgroup; a dying fork bomb can take a moment."""
         deadline = time.monotonic() + REMOVE_SECONDS
-        self.kill_all()
         for d in set(self.dirs.values()):
-            # A cgroup is usually empty a millisecond after its last process was reaped: poll
-            # fast first, then back off, killing again what is still (or newly) in it.
+            # Usually its processes are gone by now and the removal succeeds at once; while one
+            # is left (the kernel refuses to remove a cgroup that holds a process) it is killed,
+            # and the removal is tried again, fast first, then backing off.
             pause = 0.0005
             while True:
                 try:
@@ -268,9 +272,9 @@ class RunCgroup:
                     if time.monotonic() > deadline:
                         log.warning("could not remove cgroup %s", d)
                         break
+                    self.kill_all()
                     time.sleep(pause)
                     pause = min(pause * 2, 0.01)
-                    self.kill_all()
 
 
 def cpu_seconds_in(d: Path) -> float | None:
