@@ -100,6 +100,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             "Grades machine-learning coding problems and says which requirement failed and why."
         ),
         lifespan=lifespan,
+        # Metrics are Prometheus's (app.core.metrics) and logs the project's own: without this,
+        # every request asked whether an OpenTelemetry provider had been configured meanwhile.
+        telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     app.state.settings = settings
     # What a caller is shown of a submission: an assignment's feedback policy decides for its
