@@ -2,6 +2,9 @@
 
 Every service reaches the database through ``SessionsDep``; domain packages build their
 services from these in their own dependencies (``app/<package>/deps.py``).
+
+A dependency that only reads ``app.state`` is ``async def``: FastAPI runs a plain ``def`` one
+in the thread pool, a thread hop per dependency per request for a few attribute reads.
 """
 
 from __future__ import annotations
@@ -14,12 +17,12 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.core.config import Settings
 
 
-def get_settings_dep(request: Request) -> Settings:
+async def get_settings_dep(request: Request) -> Settings:
     settings: Settings = request.app.state.settings
     return settings
 
 
-def get_sessions(request: Request) -> sessionmaker[Session]:
+async def get_sessions(request: Request) -> sessionmaker[Session]:
     """The database sessions the lifespan opened (migrated at start-up)."""
     sessions: sessionmaker[Session] = request.app.state.sessions
     return sessions

@@ -68,4 +68,9 @@ def state_changed(submission_id: str, problem: str | None, state: str, **fields:
     if not log.isEnabledFor(logging.INFO):
         return
     line = {"submission": submission_id, "problem": problem, "state": state} | fields
-    log.info("submission %s", state, extra={"fields": line})
+    # The record is made here rather than by ``log.info``, which walks the stack for the
+    # caller's file and line on every line, and these lines show neither.
+    record = log.makeRecord(
+        LOGGER, logging.INFO, "", 0, "submission %s", (state,), None, extra={"fields": line}
+    )
+    log.handle(record)

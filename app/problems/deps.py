@@ -1,4 +1,5 @@
-"""Typed dependencies: the loaded problems, and one problem by its path id (404 if unknown)."""
+"""Typed dependencies: the loaded problems, and one problem by its path id (404 if unknown).
+Each is ``async def``: see app.core.deps."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from app.core.errors import ApiError
 from app.problems.loader import Problem
 
 
-def get_problems(request: Request) -> dict[str, Problem]:
+async def get_problems(request: Request) -> dict[str, Problem]:
     problems: dict[str, Problem] = request.app.state.problems
     return problems
 
@@ -18,7 +19,7 @@ def get_problems(request: Request) -> dict[str, Problem]:
 ProblemsDep = Annotated[dict[str, Problem], Depends(get_problems)]
 
 
-def get_problem(problem_id: str, problems: ProblemsDep) -> Problem:
+async def get_problem(problem_id: str, problems: ProblemsDep) -> Problem:
     problem = problems.get(problem_id)
     if problem is None:
         raise ApiError(404, "problem_not_found", f"no problem with id {problem_id!r}", "problem_id")

@@ -47,8 +47,10 @@ class Wakeup:
 
     async def wait(self, timeout: float) -> None:
         """Until woken since the last wait, or ``timeout`` seconds pass, whichever is first."""
+        # A timeout scope, not ``wait_for``, which wraps the wait in a task of its own.
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._event.wait(), timeout)
+            async with asyncio.timeout(timeout):
+                await self._event.wait()
         self._event.clear()
 
 

@@ -143,13 +143,19 @@ class SubmissionRepository:
         submission.turn = int(turn)
         stmt = _statement(("insert", "submissions"), lambda: insert(SUBMISSIONS))
         connection.execute(stmt, [_insert_values(submission)])
-        self.add_event(submission.id, "status", {"status": QUEUED})
+        self.add_events(submission.id, [("status", {"status": QUEUED})], last=0)
 
     def add_event(self, submission_id: str, kind: str, data: dict[str, Any]) -> None:
         self.add_events(submission_id, [(kind, data)])
 
-    def add_events(self, submission_id: str, events: Sequence[tuple[str, dict[str, Any]]]) -> None:
-        """Append events in order, numbered on from the submission's last one.
+    def add_events(
+        self,
+        submission_id: str,
+        events: Sequence[tuple[str, dict[str, Any]]],
+        last: int | None = None,
+    ) -> None:
+        """Append events in order, numbered on from the submission's last one (``last`` when the
+        caller knows it: a submission it has just inserted has none), else read.
 
         Two transactions never number the same submission's events at once: every writer first
         inserts the submission or updates its row in the same transaction (a claim, a lease-
@@ -157,10 +163,11 @@ class SubmissionRepository:
         writer serialize until commit. The unique (submission_id, seq) makes a caller that
         broke this fail rather than number twice."""
         connection = self._connection()
-        last = connection.execute(
-            _statement(("last_event_seq",), _last_event_seq_statement),
-            {"p_submission_id": submission_id},
-        ).scalar_one()
+        if last is None:
+            last = connection.execute(
+                _statement(("last_event_seq",), _last_event_seq_statement),
+                {"p_submission_id": submission_id},
+            ).scalar_one()
         now = utcnow()
         rows = [
             {"submission_id": submission_id, "seq": last + n, "kind": kind,

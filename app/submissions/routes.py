@@ -12,13 +12,13 @@ from typing import Annotated
 from fastapi import APIRouter, Header, Query, Request, Response
 from fastapi.responses import StreamingResponse
 from pydantic import ValidationError
-from starlette.concurrency import run_in_threadpool
 
 from app.auth.deps import Instructor, OptionalPrincipal
 from app.auth.tokens import Principal
 from app.core import events, metrics
 from app.core.bodies import BodyCap, read_capped
 from app.core.errors import ApiError, error_responses, first_error
+from app.core.threads import in_thread
 from app.db.base import utcnow
 from app.problems.deps import ProblemDep
 from app.submissions.deps import SubmissionServiceDep
@@ -176,7 +176,7 @@ async def accept_submission(
     out: SubmissionOut | None = None
     with COMPLETIONS.watch(new_id) as notice:
         try:
-            accepted = await run_in_threadpool(
+            accepted = await in_thread(
                 service.create,
                 problem_id,
                 body,
@@ -200,13 +200,13 @@ async def accept_submission(
             if not accepted.replayed:
                 await notice.wait(min(service.wait_poll_seconds, wait))
             if notice.result is not None:
-                out = await run_in_threadpool(
+                out = await in_thread(
                     service.present, notice.result.row, principal, notice.result.report
                 )
             else:
                 out = await _wait_done(service, submission.id, deadline, principal)
     if out is None:
-        out = await run_in_threadpool(service.present, submission, principal)
+        out = await in_thread(service.present, submission, principal)
     if out.status == "done":
         response.status_code = 200
         if out.finished_at is not None and wait > 0 and not accepted.replayed:
@@ -221,15 +221,15 @@ async def _wait_done(
         # A notice (this process's grader, or a worker's over Redis) ends the wait at once; the
         # poll is a safety net.
         with COMPLETIONS.watch(submission_id) as notice:
-            done = await run_in_threadpool(service.is_done, submission_id)
+            done = await in_thread(service.is_done, submission_id)
             if done is not None:
-                return await run_in_threadpool(service.present, done, principal)
+                return await in_thread(service.present, done, principal)
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return None
             await notice.wait(min(service.wait_poll_seconds, remaining))
             if notice.result is not None:
-                return await run_in_threadpool(
+                return await in_thread(
                     service.present, notice.result.row, principal, notice.result.report
                 )
 
@@ -246,10 +246,10 @@ async def get_submission(
     its id; an account's practice: that account and administrators; work in an assignment: the
     student (as the feedback policy cuts it) and the course's staff. Others get 404, as for an
     unknown id."""
-    submission = await run_in_threadpool(service.get, submission_id)
+    submission = await in_thread(service.get, submission_id)
     if submission is None:
         raise not_found(submission_id)
-    return await run_in_threadpool(service.present, submission, principal)
+    return await in_thread(service.present, submission, principal)
 
 
 @router.get(
@@ -273,11 +273,11 @@ async def submission_events(
     """Server-sent events read from the database, so they work whichever process grades.
     Whoever may read the submission (as GET); the ``result`` event is the submission as GET
     shows it to the caller, and the others carry no score."""
-    row = await run_in_threadpool(service.get, submission_id)
+    row = await in_thread(service.get, submission_id)
     if row is None:
         raise not_found(submission_id)
     # 404 to whoever may not read it; a cut view hides the run's time, too.
-    shown = await run_in_threadpool(service.present, row, principal)
+    shown = await in_thread(service.present, row, principal)
     after = int(last_event_id) if last_event_id and last_event_id.isdigit() else 0
     return StreamingResponse(
         _event_stream(service, submission_id, after, principal, timed=shown.view == "visible"),
@@ -299,14 +299,14 @@ async def _event_stream(
     last_sent = time.monotonic()
     with ACTIVITY.watch(submission_id) as activity:
         while True:
-            batch = await run_in_threadpool(service.events_after, submission_id, after)
+            batch = await in_thread(service.events_after, submission_id, after)
             for event_id, kind, data in batch:
                 after = event_id
                 if kind == "result":
-                    row = await run_in_threadpool(service.get, submission_id)
+                    row = await in_thread(service.get, submission_id)
                     if row is None or json.loads(data).get("run", row.run) != row.run:
                         continue  # the result of a run that a regrade has since replaced
-                    shown = await run_in_threadpool(service.present, row, principal)
+                    shown = await in_thread(service.present, row, principal)
                     data = shown.model_dump_json()
                 elif kind == "phase" and not timed:
                     data = json.dumps({"phase": json.loads(data).get("phase")})
@@ -345,6 +345,6 @@ async def regrade(
     """Queue a finished submission for grading again on the problem's current test set. It
     takes a place in the queue like a new submission, so it is refused with 503 ``queue_full``
     under the same cap; the previous result stays in its history."""
-    run = await run_in_threadpool(service.regrade, submission_id)
+    run = await in_thread(service.regrade, submission_id)
     response.headers["Location"] = _location(submission_id)
     return RegradeAccepted(id=submission_id, status="queued", run=run)

@@ -14,7 +14,7 @@ import time
 
 from app.core import events, metrics
 from app.submissions.repository import SubmissionRepository
-from app.worker.grader import GradingContext, claim_next_and_grade, next_claimable
+from app.worker.grader import GradingContext, claim_and_grade, next_claimable
 
 log = logging.getLogger(__name__)
 
@@ -27,6 +27,12 @@ class EmbeddedPool:
         # database is only polled (with a read, not a claim) as a safety net.
         self._wake = threading.Condition()
         self._pending = 0
+        # Dispatches that found their client busy: their submission waits for that client's
+        # grading to end. A grading ends with a read for claimable work only while one is
+        # counted here (or when its submission went back to the queue), not after every grading.
+        # A count may outlive its submission (claimed by a thread that read rather than took a
+        # dispatch): that costs a read per grading, as if nothing were counted.
+        self._missed = 0
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
 
@@ -74,21 +80,38 @@ class EmbeddedPool:
 
     def _work(self) -> None:
         poll = self._ctx.settings.poll_seconds
-        # At start-up nothing was dispatched yet: a read finds what the last process left.
-        try_claim = False
+        # ``dispatched``: a dispatch taken, so claim at once. Else read first (``look``): a
+        # claim that finds nothing is still a write transaction, and would take SQLite's write
+        # lock for nothing. At start-up nothing was dispatched yet: a read finds what the last
+        # process left.
+        dispatched, look, missed = False, True, False
         while not self._stop.is_set():
-            dispatched = try_claim
             try:
-                # Without a dispatch, a read first: a claim that finds nothing is still a write
-                # transaction, and would take SQLite's write lock for nothing.
-                if (dispatched or self._claimable_exists()) and claim_next_and_grade(self._ctx):
-                    # Look again at once: this grading may have freed its client's next
-                    # submission, whose own dispatch found the client busy and was used up.
-                    try_claim = self._woken(0)
-                    continue
+                if dispatched or (look and self._claimable_exists()):
+                    outcome = claim_and_grade(self._ctx)
+                    if outcome is not None:
+                        dispatched = self._woken(0)
+                        missed = not dispatched and self._take_missed()
+                        look = missed or outcome is False
+                        continue
+                    if dispatched:
+                        self._miss()
+                if missed:
+                    self._miss()  # still waiting behind its client's grading
             except Exception:
                 log.exception("embedded grader step failed")
-            try_claim = self._woken(poll)
+            dispatched, look, missed = self._woken(poll), True, False
+
+    def _miss(self) -> None:
+        with self._wake:
+            self._missed += 1
+
+    def _take_missed(self) -> bool:
+        with self._wake:
+            if self._missed == 0:
+                return False
+            self._missed -= 1
+            return True
 
     def _claimable_exists(self) -> bool:
         return next_claimable(self._ctx) is not None

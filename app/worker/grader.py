@@ -276,18 +276,23 @@ def _as_stored(
 def claim_next_and_grade(ctx: GradingContext) -> bool:
     """One grading step of either mode: grade the next submission in fair order (see
     ``SubmissionRepository.claim_next``); False if no client with queued work was idle."""
+    return claim_and_grade(ctx) is not None
+
+
+def claim_and_grade(ctx: GradingContext) -> bool | None:
+    """``claim_next_and_grade``, saying more: None if nothing was claimed, else whether the
+    result was stored (False: the submission went back to the queue, or its lease was lost)."""
     token = new_token()
     with ctx.sessions() as session:
         submission = SubmissionRepository(session).claim_next(token, ctx.name, ctx.lease)
         session.commit()
     if submission is None:
-        return False
+        return None
     claimed = time.perf_counter()
     events.state_changed(
         submission.id, submission.problem_id, "running", attempt=submission.attempts
     )
-    grade_claimed(ctx, submission, token, claimed)
-    return True
+    return grade_claimed(ctx, submission, token, claimed)
 
 
 def next_claimable(ctx: GradingContext) -> str | None:

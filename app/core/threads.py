@@ -1,0 +1,35 @@
+"""Blocking calls (short database transactions) from the hot async routes, on this process's own
+thread pool.
+
+``starlette.concurrency.run_in_threadpool`` goes through anyio, which wraps every call in a
+capacity limiter, a cancel scope and a backend lookup: on the submission routes that machinery
+cost more server CPU than the transactions it ran. This is asyncio's own executor hand-off, with
+the caller's context variables, on a pool as large as anyio's default limiter.
+
+One difference: a request cancelled while its call runs stops waiting at once (anyio waited for
+the call to return); the call itself still runs to its end, as it did.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import functools
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import ParamSpec, TypeVar
+
+# anyio's default number of worker threads.
+MAX_THREADS = 40
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+_pool = ThreadPoolExecutor(max_workers=MAX_THREADS, thread_name_prefix="blocking")
+
+
+async def in_thread(call: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+    """``call(*args, **kwargs)`` on a pool thread, awaited without blocking the event loop."""
+    context = contextvars.copy_context()
+    bound = functools.partial(context.run, call, *args, **kwargs)
+    return await asyncio.get_running_loop().run_in_executor(_pool, bound)
