@@ -74,8 +74,9 @@ def _json(obj: object) -> bytes:
 
 def _section(case: CaseArgs, names: Sequence[str]) -> tuple[bytes, bytearray]:
     """One case's arguments' JSON and the input bytes it points into: each array C-ordered,
-    raw, at an offset aligned to 64."""
-    args: list[dict[str, Any]] = []
+    raw, at an offset aligned to 64. The JSON is the one ``json.dumps`` would write for
+    ``{"args": [...]}``, formatted directly (a dtype's string and numbers need no escaping)."""
+    args: list[str] = []
     arrays: list[tuple[int, np.ndarray]] = []
     size = 0
     for pname in names:
@@ -85,24 +86,31 @@ def _section(case: CaseArgs, names: Sequence[str]) -> tuple[bytes, bytearray]:
             if dtype.kind not in NUMERIC_KINDS or dtype.fields is not None:
                 raise ValueError(f"input {pname!r} of {case.name!r} has dtype {dtype}")
             offset = align(size)
-            args.append({"dtype": dtype.str, "shape": list(value.shape), "offset": offset})
+            dims = ",".join(str(d) for d in value.shape)
+            args.append(f'{{"dtype":"{dtype.str}","shape":[{dims}],"offset":{offset}}}')
             arrays.append((offset, value))
             size = offset + value.nbytes
         elif value is None:
-            args.append({"none": True})
+            args.append('{"none":true}')
         elif isinstance(value, float | np.floating):
             # JSON writes a float's shortest repr, which reads back as the same double.
             number = float(value)
             if not math.isfinite(number):
                 raise ValueError(f"input {pname!r} of {case.name!r} is not finite")
-            args.append({"float": number})
+            args.append(f'{{"float":{number!r}}}')
         else:
-            args.append({"int": int(value)})
+            args.append(f'{{"int":{int(value)}}}')
     buf = bytearray(size)
     view = memoryview(buf)
     for offset, value in arrays:
-        view[offset : offset + value.nbytes] = value.tobytes()  # C order, whatever its layout
-    return _json({"args": args}), buf
+        end = offset + value.nbytes
+        if end == offset:
+            continue  # an empty array: no bytes (and no byte view of its zero-length shape)
+        if value.flags.c_contiguous:
+            view[offset:end] = value.data.cast("B")
+        else:
+            view[offset:end] = value.tobytes()  # C order, whatever its layout
+    return f'{{"args":[{",".join(args)}]}}'.encode(), buf
 
 
 # How the runner's last frame starts (``write_json`` writes compact JSON, ``type`` first).

@@ -54,18 +54,35 @@ Results (stdout), in order:
 The shared region holds one case at a time (see ``supervisor``): an 8-byte big-endian length
 (``CASE_LENGTH``), the case's ``{"args": ...}`` JSON, and its input bytes from
 ``inputs_base(length)``.
+
+Worker to supervisor (a pipe, untrusted): ``J`` frames (``case_start``, ``case``,
+``load_failed``, ``done``) and a ``case`` frame's ``B`` output, plus two fixed binary forms of the
+two frames every call sends, so a call costs no JSON on either side:
+
+* ``S``: a ``case_start``, its payload the case index (``CASE_INDEX``);
+* ``R``: a ``case`` frame of a call that returned its output(s) and raised nothing: the index and
+  how many parts (``RESULT_HEAD``; 0 parts: the one array of a job without ``outputs``), per
+  array its dtype string and number of dimensions (``RESULT_PART``) and its dimensions
+  (``DIMENSION`` each), then every array's raw C-ordered bytes end to end.
 """
 
 from __future__ import annotations
 
 import json
 import struct
-from typing import Any, BinaryIO
+from typing import Any, Protocol
 
 JOB_VERSION = 3
 FRAME_HEADER = struct.Struct(">cQ")
 JSON_KIND = b"J"
 BLOB_KIND = b"B"
+START_KIND = b"S"
+RESULT_KIND = b"R"
+CASE_INDEX = struct.Struct(">Q")
+RESULT_HEAD = struct.Struct(">QB")
+RESULT_PART = struct.Struct(">4sB")
+DIMENSION = struct.Struct(">Q")
+MAX_DIMENSIONS = 64
 MAX_JSON_FRAME = 8 * 1024 * 1024
 MAX_INPUT_BYTES = 1 << 34
 INPUT_ALIGN = 64
@@ -81,12 +98,16 @@ class FrameError(Exception):
     """The peer sent something that is not a well-formed frame or job."""
 
 
-def write_frame(out: BinaryIO, kind: bytes, payload: bytes) -> None:
+class Writer(Protocol):
+    def write(self, data: bytes, /) -> Any: ...
+
+
+def write_frame(out: Writer, kind: bytes, payload: bytes) -> None:
     out.write(FRAME_HEADER.pack(kind, len(payload)))
     out.write(payload)
 
 
-def write_json(out: BinaryIO, obj: dict[str, Any]) -> None:
+def write_json(out: Writer, obj: dict[str, Any]) -> None:
     write_frame(out, JSON_KIND, json.dumps(obj, separators=(",", ":")).encode())
 
 

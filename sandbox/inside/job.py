@@ -8,12 +8,14 @@ from typing import Any, BinaryIO
 
 from .framing import (
     BLOB_KIND,
+    CASE_LENGTH,
     FRAME_HEADER,
     JSON_KIND,
     MAX_INPUT_BYTES,
     MAX_JSON_FRAME,
     NUMERIC_KINDS,
     FrameError,
+    inputs_base,
     parse_json,
     product,
 )
@@ -62,10 +64,9 @@ class JobReader:
         self.readinto(buf)
 
     def case(self) -> tuple[bytes, bytearray]:
-        """One case's section: its arguments' JSON (checked to be an object) and input bytes."""
+        """One case's section: its arguments' JSON (not parsed here) and input bytes."""
         spec = bytearray(self.frame(JSON_KIND, MAX_JSON_FRAME))
         self.readinto(memoryview(spec))
-        parse_json(spec)
         inputs = bytearray(self.frame(BLOB_KIND, MAX_INPUT_BYTES))
         self.readinto(memoryview(inputs))
         return bytes(spec), inputs
@@ -76,7 +77,10 @@ def read_job(inp: BinaryIO) -> dict[str, Any]:
     The runner itself reads the cases only after forking."""
     reader = JobReader(inp)
     header = reader.json()
-    return {"header": header, "cases": [reader.case() for _ in range(int(header["cases"]))]}
+    cases = [reader.case() for _ in range(int(header["cases"]))]
+    for spec, _ in cases:
+        parse_json(spec)  # each an object
+    return {"header": header, "cases": cases}
 
 
 class Slot:
@@ -93,6 +97,8 @@ class Slot:
 
 
 Arg = Slot | int | float | None
+# The dtypes of the job's inputs by their string: a job has a few, each met at every case.
+_DTYPES: dict[str, Any] = {}
 
 
 def parse_args(spec: Any, param_names: list[str], base: int, size: int, np: Any) -> list[Arg]:
@@ -114,7 +120,12 @@ def parse_args(spec: Any, param_names: list[str], base: int, size: int, np: Any)
             args.append(None)
             continue
         try:
-            dtype = np.dtype(str(arg["dtype"]))
+            code = str(arg["dtype"])
+            dtype = _DTYPES.get(code)
+            if dtype is None:
+                dtype = np.dtype(code)
+                if len(_DTYPES) < 64:
+                    _DTYPES[code] = dtype
             shape = tuple(int(d) for d in arg["shape"])
             offset = int(arg["offset"])
         except (KeyError, TypeError, ValueError) as exc:
@@ -129,11 +140,16 @@ def parse_args(spec: Any, param_names: list[str], base: int, size: int, np: Any)
 
 
 class Case:
-    """One case as the supervisor keeps it, out of the worker's reach until its turn."""
+    """One case as the supervisor keeps it, out of the worker's reach until its turn: ``head``
+    is what the shared region holds before the input bytes (the length, the arguments' JSON,
+    zeros up to ``base``), ready to be copied in one go."""
 
-    __slots__ = ("args", "inputs", "spec")
+    __slots__ = ("args", "base", "head", "inputs", "spec")
 
     def __init__(self, spec: bytes, inputs: bytearray, args: list[Arg]) -> None:
         self.spec = spec
         self.inputs = inputs
         self.args = args
+        self.base = inputs_base(len(spec))
+        self.head = CASE_LENGTH.pack(len(spec)) + spec
+        self.head += bytes(self.base - len(self.head))

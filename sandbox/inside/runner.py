@@ -63,9 +63,13 @@ def main(argv: list[str]) -> int:
 
 def preload() -> None:
     """Import what a job needs before the job arrives: a pooled runner waits warm."""
-    import ctypes  # noqa: F401  (used by supervisor.set_not_dumpable)
     import linecache  # noqa: F401
     import traceback  # noqa: F401
     import types  # noqa: F401
 
     import numpy  # noqa: F401
+
+    from . import supervisor, worker
+
+    supervisor.bind_libc()
+    worker.prepare_streams()

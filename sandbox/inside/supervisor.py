@@ -30,20 +30,29 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import json
 import mmap
 import os
 import select
 import signal
+import struct
 import time
 from typing import Any
 
 from .errors import MAX_MESSAGE, clean_error, error_category
 from .framing import (
     BLOB_KIND,
-    CASE_LENGTH,
+    CASE_INDEX,
+    DIMENSION,
     FRAME_HEADER,
+    JSON_KIND,
+    MAX_DIMENSIONS,
     MAX_JSON_FRAME,
     NUMERIC_KINDS,
+    RESULT_HEAD,
+    RESULT_KIND,
+    RESULT_PART,
+    START_KIND,
     FrameError,
     inputs_base,
     npy_header,
@@ -56,6 +65,7 @@ from .worker import Worker
 
 # Longest a public phase's printed text waits before it is written to the result stream.
 PROGRESS_SECONDS = 0.2
+CASE_FRAME = '{"type":"case","index":%d,"error":%s,"mutated_inputs":%s,"seconds":%s,"output":%s%s}'
 STREAMS = ("stdout", "stderr")
 
 
@@ -85,7 +95,8 @@ class Supervisor:
         self.laid = 0  # how many bytes of the region the current case's arguments use
         self.case_started = 0.0  # time.monotonic() when the current case got its inputs
         # closefd=False: the forked worker inherits this object but must never close or reuse it.
-        self.out = os.fdopen(os.dup(1), "wb", buffering=1 << 16, closefd=False)
+        # The forked worker inherits this object too, but never writes or flushes it.
+        self.out = ResultStream(os.dup(1))
         devnull = os.open(os.devnull, os.O_RDWR)
         os.dup2(devnull, 1)  # nothing printed by accident can reach the result stream
         if reader.fd is not None:
@@ -104,8 +115,11 @@ class Supervisor:
         # Text of the current (public) phase not yet sent in an ``output`` frame; decoded
         # incrementally so a character split between two reads is not mangled.
         self.unsent = {name: bytearray() for name in STREAMS}
-        self.decoders = {name: codecs.getincrementaldecoder("utf-8")("replace") for name in STREAMS}
+        # Made when a public phase first prints: most runs print nothing.
+        self.decoders: dict[str, codecs.IncrementalDecoder] = {}
         self.progress_at = 0.0
+        # Whether this phase's decoders saw any text (else its end has nothing to send).
+        self.decoding = False
         self.reported: set[int] = set()
         self.capture_fds: dict[int, str] = {}
         self.ack_fd = -1
@@ -116,6 +130,7 @@ class Supervisor:
         self.buffer = bytearray()
         self.pending: dict[str, Any] | None = None
         self.dtypes: dict[str, str] = {}
+        self.npy_heads: dict[tuple[str, tuple[int, ...]], tuple[bytes, int]] = {}
 
     def run(self) -> None:
         set_not_dumpable()
@@ -169,14 +184,16 @@ class Supervisor:
             os.close(self.reader.fd)
 
     def lay(self, index: int) -> None:
-        """Wipe the previous case's arguments from the shared region and lay this case's."""
+        """Wipe the previous case's arguments from the shared region and lay this case's: this
+        case's bytes (its head padded with zeros, then its inputs) overwrite the start of the
+        region, and whatever of the previous case lay beyond them is zeroed."""
         region, case = self.region, self.cases[index]
-        region[: self.laid] = bytes(self.laid)
-        base = inputs_base(len(case.spec))
-        region[: CASE_LENGTH.size] = CASE_LENGTH.pack(len(case.spec))
-        region[CASE_LENGTH.size : CASE_LENGTH.size + len(case.spec)] = case.spec
-        region[base : base + len(case.inputs)] = case.inputs
-        self.laid = base + len(case.inputs)
+        base, end = case.base, case.base + len(case.inputs)
+        region[:base] = case.head
+        region[base:end] = case.inputs
+        if self.laid > end:
+            region[end : self.laid] = bytes(self.laid - end)
+        self.laid = end
 
     def pump(self, pid: int, fds: dict[int, str]) -> None:
         # The worker's exit is learnt from SIGCHLD, not from a pidfd: runs may not open pidfds
@@ -244,6 +261,7 @@ class Supervisor:
                 self.phases[-1][1][stream] += piece
                 if self.current < self.public:
                     self.unsent[stream] += piece
+                    self.decoding = True
             self.written[stream] += len(data)
             if self.written[stream] > self.output_kill and not self.output_killed:
                 self.output_killed = True
@@ -255,19 +273,34 @@ class Supervisor:
     ) -> None:
         if self.result_overflow:
             return
-        self.buffer += data
-        while len(self.buffer) >= FRAME_HEADER.size:
-            kind, length = FRAME_HEADER.unpack_from(self.buffer)
-            if length > self.result_cap + MAX_JSON_FRAME:
-                self.overflow(pid)
-                return
-            if len(self.buffer) < FRAME_HEADER.size + length:
-                return
-            payload = bytes(self.buffer[FRAME_HEADER.size : FRAME_HEADER.size + length])
-            del self.buffer[: FRAME_HEADER.size + length]
-            self.on_worker_frame(kind, payload, pid, open_fds, poller)
-            if self.result_overflow:
-                return
+        buffer = self.buffer
+        buffer += data
+        pos, size, limit = 0, len(buffer), self.result_cap + MAX_JSON_FRAME
+        try:
+            while size - pos >= FRAME_HEADER.size:
+                kind, length = FRAME_HEADER.unpack_from(buffer, pos)
+                if length > limit:
+                    self.overflow(pid)
+                    return
+                start = pos + FRAME_HEADER.size
+                if size - start < length:
+                    break
+                pos = start + length
+                if kind == START_KIND:
+                    self.pending = None
+                    if length == CASE_INDEX.size:
+                        (index,) = CASE_INDEX.unpack_from(buffer, start)
+                        self.start_phase(index, pid, open_fds, poller)
+                elif kind == RESULT_KIND:
+                    self.pending = None
+                    self.on_result(bytes(buffer[start:pos]), pid)
+                else:
+                    self.on_worker_frame(kind, bytes(buffer[start:pos]), pid, open_fds, poller)
+                if self.result_overflow:
+                    return
+        finally:
+            if not self.result_overflow:
+                del buffer[:pos]
 
     def overflow(self, pid: int) -> None:
         self.result_overflow = True
@@ -330,7 +363,8 @@ class Supervisor:
             while fd in open_fds and not self.output_killed:
                 if not self.drain(fd, open_fds, poller, pid):
                     break
-        self.send_progress(final=True)
+        if self.decoding:
+            self.send_progress(final=True)
         self.phases.append((index, {"stdout": bytearray(), "stderr": bytearray()}))
         self.current = index
         self.lay(index)
@@ -341,6 +375,8 @@ class Supervisor:
     def send_progress(self, final: bool) -> None:
         """The current phase's new text as an ``output`` frame, if it is a public phase (only
         public text is ever collected in ``unsent``); ``final`` at the phase's end."""
+        if not self.decoders:
+            self.decoders = {name: UTF8_DECODER("replace") for name in STREAMS}
         texts = {
             name: self.decoders[name].decode(bytes(self.unsent[name]), final=final)
             for name in STREAMS
@@ -349,19 +385,26 @@ class Supervisor:
             self.unsent[name].clear()
             if final:
                 self.decoders[name].reset()
+        if final:
+            self.decoding = False
         self.progress_at = time.monotonic()
         if any(texts.values()):
             case = None if self.current == -1 else self.current
             write_json(self.out, {"type": "output", "case": case, **texts})
             self.out.flush()
 
+    def accepts(self, index: Any) -> bool:
+        """Only the case whose phase it is, once: a frame forged after hidden inputs were laid
+        cannot stand in for an earlier (public) case's result."""
+        if type(index) is not int or index != self.current or index in self.reported:
+            return False
+        self.reported.add(index)
+        return True
+
     def emit_case(self, msg: dict[str, Any], data: bytes | None, pid: int) -> None:
         index = msg.get("index")
-        # Only the case whose phase it is, once: a frame forged after hidden inputs were laid
-        # cannot stand in for an earlier (public) case's result.
-        if type(index) is not int or index != self.current or index in self.reported:
+        if not self.accepts(index):
             return
-        self.reported.add(index)
         seconds = time.monotonic() - self.case_started
         error = clean_error(msg.get("error")) if msg.get("error") is not None else None
         blobs: list[tuple[bytes, bytes]] | None = None
@@ -374,46 +417,115 @@ class Supervisor:
                     "message": str(exc)[:MAX_MESSAGE],
                     "traceback": "",
                 }
-            if blobs is not None:
-                self.result_total += len(data)
-                if self.result_total > self.result_cap:
-                    self.overflow(pid)
-                    return
-        mutated = self.mutated(self.cases[index])
         reported = msg.get("mutated_inputs")
+        said = reported if isinstance(reported, list) else []
+        self.report(self.current, seconds, error, said, blobs, pid)
+
+    def on_result(self, payload: bytes, pid: int) -> None:
+        """A call's result in its binary form (``framing``: ``R``), checked as strictly as the
+        JSON one: the dtypes, the shapes and that the bytes are exactly the arrays'."""
+        if len(payload) < RESULT_HEAD.size:
+            return
+        index, parts = RESULT_HEAD.unpack_from(payload)
+        if not self.accepts(index):
+            return
+        seconds = time.monotonic() - self.case_started
+        error: dict[str, Any] | None = None
+        blobs: list[tuple[bytes, bytes]] | None = None
+        try:
+            if (parts == 0) != (self.outputs is None) or (parts and parts != self.outputs):
+                raise ValueError("wrong number of outputs")
+            pos = RESULT_HEAD.size
+            shapes = []
+            for _ in range(parts or 1):
+                code, ndim = RESULT_PART.unpack_from(payload, pos)
+                pos += RESULT_PART.size
+                if ndim > MAX_DIMENSIONS:
+                    raise ValueError("bad output shape")
+                shape = struct.unpack_from(f">{ndim}Q", payload, pos)
+                pos += ndim * DIMENSION.size
+                shapes.append((code.rstrip(b"\0").decode("ascii"), shape))
+            blobs = []
+            for descr, shape in shapes:
+                head, size = self.npy_head(descr, shape)
+                if pos + size > len(payload):
+                    raise ValueError("output bytes do not match their shapes")
+                blobs.append((head, payload[pos : pos + size]))
+                pos += size
+            if pos != len(payload):
+                raise ValueError("output bytes do not match their shapes")
+        except (ValueError, TypeError, struct.error, UnicodeDecodeError) as exc:
+            blobs = None
+            error = {"type": "InvalidOutput", "message": str(exc)[:MAX_MESSAGE], "traceback": ""}
+        self.report(index, seconds, error, [], blobs, pid)
+
+    def report(
+        self,
+        index: int,
+        seconds: float,
+        error: dict[str, Any] | None,
+        reported: list[Any],
+        blobs: list[tuple[bytes, bytes]] | None,
+        pid: int,
+    ) -> None:
+        """Write one accepted case's frame: what the supervisor saw, and for a public case
+        what the worker said."""
+        if blobs is not None:
+            self.result_total += sum(len(body) for _, body in blobs)
+            if self.result_total > self.result_cap:
+                self.overflow(pid)
+                return
+        mutated = self.mutated(self.cases[index])
         if index >= self.public:
             # A hidden case: only categories and what the supervisor saw itself leave the
             # sandbox; the worker's words (exception names, messages, tracebacks, the arguments
             # it says it reshaped) are the submission's to choose and could spell out inputs.
             error = error_category(error)
-        elif isinstance(reported, list):
+        else:
             mutated |= {n for n in reported if isinstance(n, str) and n in self.param_names}
-        header = {
-            "type": "case",
-            "index": index,
-            "error": error,
-            "mutated_inputs": [p for p in self.param_names if p in mutated],
-            "seconds": seconds,
-            "output": blobs is not None,
-        }
-        if blobs is not None and self.outputs is not None:
-            header["parts"] = len(blobs)
-        write_json(self.out, header)
+        names = [p for p in self.param_names if p in mutated] if mutated else []
+        # The frame ``write_json`` would write, formatted directly: it is written at every call.
+        parts = f',"parts":{len(blobs)}' if blobs is not None and self.outputs is not None else ""
+        frame = CASE_FRAME % (
+            index,
+            "null" if error is None else json.dumps(error, separators=(",", ":")),
+            json.dumps(names, separators=(",", ":")) if names else "[]",
+            repr(seconds),
+            "true" if blobs is not None else "false",
+            parts,
+        )
+        payload = frame.encode()
+        out = self.out
+        out.write(FRAME_HEADER.pack(JSON_KIND, len(payload)) + payload)
         for npy_head, body in blobs or ():
-            self.out.write(FRAME_HEADER.pack(BLOB_KIND, len(npy_head) + len(body)))
-            self.out.write(npy_head)
-            self.out.write(body)
+            out.write(FRAME_HEADER.pack(BLOB_KIND, len(npy_head) + len(body)) + npy_head)
+            out.write(body)
+
+    def npy_head(self, descr: str, shape: tuple[int, ...]) -> tuple[bytes, int]:
+        """The .npy header of an output and its size in bytes, for a dtype string the worker
+        sent (checked once to be numeric); remembered, as a run's outputs share a few shapes."""
+        key = (descr, shape)
+        known = self.npy_heads.get(key)
+        if known is not None:
+            return known
+        dtype_str = self.dtypes.get(descr)
+        if dtype_str is None:
+            dtype = self.np.dtype(descr)
+            if dtype.kind not in NUMERIC_KINDS or dtype.fields is not None or dtype.shape != ():
+                raise ValueError(f"dtype {dtype} is not numeric")
+            dtype_str = self.dtypes[descr] = dtype.str
+        known = (npy_header(dtype_str, shape), product(shape) * int(dtype_str[2:]))
+        if len(self.npy_heads) < 256:
+            self.npy_heads[key] = known
+        return known
 
     def mutated(self, case: Case) -> set[str]:
         """The arguments whose bytes in the shared region differ from the supervisor's copy."""
-        slots = [a for a in case.args if isinstance(a, Slot)]
-        if not slots:
-            return set()
-        live, pristine = self.region, case.inputs
-        base = inputs_base(len(case.spec))
+        live, pristine, base = self.region, case.inputs, case.base
         # One comparison over the case's bytes, then per argument only when something changed.
         if live[base : base + len(pristine)] == pristine:
             return set()
+        slots = [a for a in case.args if isinstance(a, Slot)]
         return {
             s.name
             for s in slots
@@ -499,15 +611,56 @@ def kill(pid: int) -> None:
         os.kill(pid, signal.SIGKILL)
 
 
-def set_not_dumpable() -> None:
-    """Keep /proc/<supervisor>/fd and /mem out of the worker's reach (same uid, same pid ns), and
-    make every thread share one malloc arena: glibc reserves 64 MiB of address space per thread
-    arena, which would turn a few threads into a MemoryError under RLIMIT_AS."""
+class ResultStream:
+    """The result stream, buffered: frames are kept (not copied) until ``flush`` writes them
+    with as few system calls as the pipe takes (an ``io.BufferedWriter`` costs more to set up
+    in a freshly forked process than a whole small job's frames cost to write)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.parts: list[bytes] = []
+        self.size = 0
+
+    def write(self, data: bytes, /) -> None:
+        self.parts.append(data)
+        self.size += len(data)
+        if self.size >= 1 << 16:
+            self.flush()
+
+    def flush(self) -> None:
+        parts, self.parts, self.size = self.parts, [], 0
+        while parts:
+            done = os.writev(self.fd, parts[:1024])
+            while parts and done >= len(parts[0]):
+                done -= len(parts.pop(0))
+            if done:
+                parts[0] = parts[0][done:]
+
+
+UTF8_DECODER = codecs.getincrementaldecoder("utf-8")
+# libc's prctl and mallopt, looked up ahead of any job (``bind_libc``, from ``runner.preload``):
+# a freshly forked supervisor would spend most of a millisecond on the lookups.
+LIBC: dict[str, Any] = {}
+
+
+def bind_libc() -> None:
     try:
         import ctypes
 
         libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
-        libc.mallopt(-8, 1)  # M_ARENA_MAX = -8
+        LIBC.update(prctl=libc.prctl, mallopt=libc.mallopt)
     except (OSError, AttributeError, ImportError):
+        pass
+
+
+def set_not_dumpable() -> None:
+    """Keep /proc/<supervisor>/fd and /mem out of the worker's reach (same uid, same pid ns), and
+    make every thread share one malloc arena: glibc reserves 64 MiB of address space per thread
+    arena, which would turn a few threads into a MemoryError under RLIMIT_AS."""
+    if not LIBC:
+        bind_libc()
+    try:
+        LIBC["prctl"](4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
+        LIBC["mallopt"](-8, 1)  # M_ARENA_MAX = -8
+    except (KeyError, OSError):
         pass
