@@ -87,6 +87,11 @@ SO_NETNS_COOKIE = 71
 # What the fork server's zygote still needs to build each child's own namespaces. The zygote
 # never runs submission code, and every child installs the full filter before it does.
 ZYGOTE_ALLOWED = frozenset({"mount", "umount2", "unshare"})
+# A fork-server run installs the full filter in two parts (see zygote.py): while it waits for a
+# job, all of it but these rules (it still mounts its /tmp once it knows its size), then, right
+# after that mount, a filter of these rules alone. Stacked, the two refuse exactly what the full
+# filter does, and the large part's cost is off the submission's path.
+LATE = frozenset({"mount"})
 
 
 @dataclass(frozen=True)
@@ -150,10 +155,13 @@ def _arg(index: int, op: str, value: int) -> sc.Arg:
 
 
 @lru_cache
-def filter_bpf(zygote: bool = False) -> bytes:
-    """The compiled filter for the host architecture."""
+def filter_bpf(zygote: bool = False, part: str = "all") -> bytes:
+    """The compiled filter for the host architecture: every rule (``part`` "all"), all but the
+    ``LATE`` ones ("early") or only those ("late")."""
     flt = sc.SyscallFilter(defaction=sc.ALLOW)
     for rule in rules(zygote):
+        if part != "all" and (rule.syscall in LATE) != (part == "late"):
+            continue
         with contextlib.suppress(ValueError, OSError):  # not a system call on this architecture
             flt.add_rule(sc.ERRNO(rule.errno), rule.syscall, *[_arg(*c) for c in rule.where])
     with tempfile.TemporaryFile() as f:
@@ -162,10 +170,10 @@ def filter_bpf(zygote: bool = False) -> bytes:
         return f.read()
 
 
-def filter_fd(zygote: bool = False) -> int:
+def filter_fd(zygote: bool = False, part: str = "all") -> int:
     """A readable fd holding the BPF program, for ``bwrap --seccomp FD``. The caller closes it."""
     fd = os.memfd_create("tj-seccomp", 0)
-    os.write(fd, filter_bpf(zygote))
+    os.write(fd, filter_bpf(zygote, part))
     os.lseek(fd, 0, os.SEEK_SET)
     return fd
 

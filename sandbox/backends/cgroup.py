@@ -17,9 +17,11 @@ its process tree (``proctree.py``); that is logged once too.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import signal
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -30,6 +32,11 @@ PREFIX = "tensorjudge-"
 REMOVE_SECONDS = 5.0
 # A run's cgroup older than this was left by a grader that died mid-run; an empty one can go.
 STALE_SECONDS = 600.0
+# How often a parent is swept for them: a sweep lists every cgroup beside the run's, which costs
+# more than making the run's own (one is made per run, ahead of demand, on the server's process).
+SWEEP_EVERY_SECONDS = 60.0
+_swept: dict[Path, float] = {}
+_swept_lock = threading.Lock()
 # One core per run: its quota is one full period of every period.
 CPU_PERIOD_US = 100_000
 CPU_QUOTA_US = 100_000
@@ -39,6 +46,10 @@ _warned_cpu = False
 
 def _sweep(parent: Path) -> None:
     now = time.time()
+    with _swept_lock:
+        if now - _swept.get(parent, -SWEEP_EVERY_SECONDS) < SWEEP_EVERY_SECONDS:
+            return
+        _swept[parent] = now
     with contextlib.suppress(OSError):
         for d in parent.glob(f"{PREFIX}*"):
             with contextlib.suppress(OSError):
@@ -55,6 +66,14 @@ def _own_paths() -> dict[str, str]:
             for c in controllers.split(",") if controllers else [""]:
                 paths[c] = path
     return paths
+
+
+@functools.cache
+def _v1_base(ctl: str) -> Path | None:
+    """The mounted cgroup v1 hierarchy of ``ctl`` (resolved: cpu and cpuacct are often one
+    hierarchy behind two links), None if there is none; mounts do not change under a grader."""
+    base = CGROUP_ROOT / ctl
+    return base.resolve() if (base / "cgroup.procs").exists() else None
 
 
 def _no_cpu(reason: object) -> None:
@@ -114,14 +133,14 @@ class RunCgroup:
                 return cls(v2, 2, memory_bytes, max_tasks)
             dirs: dict[str, Path] = {}
             for ctl in ("memory", "pids", "cpu", "cpuacct"):
-                base = CGROUP_ROOT / ctl
-                if not (base / "cgroup.procs").exists():
+                base = _v1_base(ctl)
+                if base is None:
                     if ctl in ("cpu", "cpuacct"):
                         _no_cpu(f"no cgroup v1 {ctl} hierarchy")
                         continue
                     raise OSError(f"no cgroup v1 {ctl} hierarchy")
                 d = base / own.get(ctl, "/").lstrip("/") / name
-                same = [c for c, known in dirs.items() if known.resolve() == d.resolve()]
+                same = [c for c, known in dirs.items() if known == d]
                 if same:  # cpu and cpuacct mounted together: one directory
                     dirs[ctl] = dirs[same[0]]
                     continue
@@ -227,19 +246,23 @@ class RunCgroup:
         if self.version == 2:
             with contextlib.suppress(OSError):
                 (self.dirs["pids"] / "cgroup.kill").write_text("1")
-        for pid in self.pids():
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
+        # Every process of a run is in each of its v1 hierarchies' cgroups alike (it joined them
+        # all before it ran anything, its children inherit them, and it can write to none), so
+        # one list names them all.
+        with contextlib.suppress(OSError, ValueError):
+            for pid in (int(p) for p in (self.dirs["pids"] / "cgroup.procs").read_text().split()):
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
 
     def remove(self) -> None:
         """Kill what is left and remove the cgroup; a dying fork bomb can take a moment."""
         deadline = time.monotonic() + REMOVE_SECONDS
         for d in set(self.dirs.values()):
-            # A cgroup is usually empty a millisecond after its last process was reaped: poll
-            # fast first, then back off.
+            # Usually its processes are gone by now and the removal succeeds at once; while one
+            # is left (the kernel refuses to remove a cgroup that holds a process) it is killed,
+            # and the removal is tried again, fast first, then backing off.
             pause = 0.0005
             while True:
-                self.kill_all()
                 try:
                     d.rmdir()
                     break
@@ -249,6 +272,7 @@ class RunCgroup:
                     if time.monotonic() > deadline:
                         log.warning("could not remove cgroup %s", d)
                         break
+                    self.kill_all()
                     time.sleep(pause)
                     pause = min(pause * 2, 0.01)
 

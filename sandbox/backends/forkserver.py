@@ -172,7 +172,11 @@ class ForkServerSandbox:
     # ------------------------------------------------------------------ the zygote
 
     def _command(
-        self, control_fd: int, filter_fd: int, seccomp_fd: int, userns_fd: int | None
+        self,
+        control_fd: int,
+        filter_fds: tuple[int, int],
+        seccomp_fd: int,
+        userns_fd: int | None,
     ) -> list[str]:
         # Each run mounts a procfs of its own that holds only its processes (see zygote.py); the
         # kernel lets it do so only while the zygote's own /proc is whole.
@@ -199,20 +203,21 @@ class ForkServerSandbox:
         argv[argv.index("--gid") + 1] = "0"
         # The same package and command as a cold run's, told to serve as the zygote.
         argv.insert(argv.index(ENTRY) + 1, "zygote")
-        return [*argv, "--control", str(control_fd), "--filter", str(filter_fd)]
+        early, late = filter_fds
+        return [*argv, "--control", str(control_fd), "--filter", str(early), "--late", str(late)]
 
     def _start_zygote(self) -> _Zygote | None:
         """Launch a zygote and wait until numpy is imported; None if it could not start."""
         # SEQPACKET: one request per message, never glued to the next.
         host_end, zygote_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         seccomp_fd = seccomp.filter_fd(zygote=True)
-        filter_fd = seccomp.filter_fd()
+        filter_fds = (seccomp.filter_fd(part="early"), seccomp.filter_fd(part="late"))
         uids = self.inner.host_uids
         proc: subprocess.Popen[bytes] | None = None
         userns_fd: int | None = None
         try:
             userns_fd = unprivileged.userns_with_range(uids.base) if uids is not None else None
-            argv = self._command(zygote_end.fileno(), filter_fd, seccomp_fd, userns_fd)
+            argv = self._command(zygote_end.fileno(), filter_fds, seccomp_fd, userns_fd)
             extra_fds = [userns_fd] if userns_fd is not None else []
             values = rlimits(ZYGOTE_LIMITS)
 
@@ -227,7 +232,7 @@ class ForkServerSandbox:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 start_new_session=True,
-                pass_fds=(zygote_end.fileno(), filter_fd, seccomp_fd, *extra_fds),
+                pass_fds=(zygote_end.fileno(), *filter_fds, seccomp_fd, *extra_fds),
                 env={"PATH": "/usr/bin:/bin"},
                 preexec_fn=preexec,
             )
@@ -237,7 +242,8 @@ class ForkServerSandbox:
             return None
         finally:
             zygote_end.close()
-            os.close(filter_fd)
+            for fd in filter_fds:
+                os.close(fd)
             os.close(seccomp_fd)
             if userns_fd is not None:
                 os.close(userns_fd)
