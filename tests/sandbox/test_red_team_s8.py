@@ -1,0 +1,317 @@
+"""A hostile student against the fork server's cheaper confinement and the binary call frames:
+the run's supervisor cloned straight into its namespaces (its user namespace owned by the
+zygote's uid), the seccomp filter installed in two parts around the /tmp mount, and the ``S``/``R``
+frames. Each test fails if its attack works; every probe runs as submission code through the real
+fork server."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+
+from sandbox.backends.bwrap import BwrapSandbox
+from sandbox.backends.forkserver import ForkServerSandbox
+from sandbox.protocol import RunResult
+from tests.sandbox.conftest import AlwaysForked
+from tests.sandbox.helpers import phased_request
+from tests.sandbox.test_call_frames import TOOLS
+
+pytestmark = pytest.mark.timeout(180)
+
+
+@pytest.fixture(scope="module")
+def forked() -> Iterator[AlwaysForked]:
+    server = ForkServerSandbox(BwrapSandbox())
+    try:
+        yield AlwaysForked(server)
+    finally:
+        server.close()
+
+
+def probe(
+    sandbox: AlwaysForked, body: str, name: str = "probe"
+) -> tuple[dict[str, Any], RunResult]:
+    """Run ``body`` (which fills the dict ``out``) in a public call; return what it printed."""
+    code = (
+        "import ctypes, errno, json, os, signal, struct\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "pylibc = ctypes.PyDLL(None, use_errno=True)\n"
+        "def err(ret):\n"
+        "    return 0 if ret == 0 else (ctypes.get_errno() if ret == -1 else ret)\n"
+        "def f(a, n):\n"
+        "    out = {}\n"
+        + "".join(f"    {line}\n" for line in body.strip().splitlines())
+        + "    print('PROBE' + json.dumps(out), flush=True)\n"
+        "    return a\n"
+    )
+    result = sandbox.run(phased_request(code, [(name, np.ones(2), False)]))
+    text = result.stdout
+    assert "PROBE" in text, (result.status, result.message, result.stdout, result.stderr)
+    line = next(x for x in text.splitlines() if x.startswith("PROBE"))
+    return json.loads(line[len("PROBE") :]), result
+
+
+STATUS = """
+with open('/proc/self/status') as fh:
+    for line in fh:
+        key, _, value = line.partition(':')
+        if key.startswith(('Cap', 'NoNewPrivs', 'Seccomp', 'Uid', 'Gid', 'Groups')):
+            out[key] = value.split()
+with open('/proc/self/uid_map') as fh:
+    out['uid_map'] = fh.read().split()
+with open('/proc/self/gid_map') as fh:
+    out['gid_map'] = fh.read().split()
+with open('/proc/self/setgroups') as fh:
+    out['setgroups'] = fh.read().strip()
+"""
+
+
+def test_submission_code_holds_no_capability_and_both_filter_parts(forked: AlwaysForked) -> None:
+    """The go-ahead drops CAP_SYS_ADMIN and CAP_SETPCAP and stacks the mount rule before the
+    job is read: a submission sees every capability set empty (bounding and ambient too),
+    no_new_privs, seccomp filtering, and its own uid mapped to one host uid, never the zygote's."""
+    out, _ = probe(forked, STATUS)
+    for key in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"):
+        assert int(out[key][0], 16) == 0, (key, out[key])
+    assert out["NoNewPrivs"] == ["1"]
+    assert out["Seccomp"] == ["2"]
+    assert out["Uid"] == ["65534"] * 4 and out["Gid"] == ["65534"] * 4
+    assert out["setgroups"] == "deny"
+    # One line, 65534 inside, one id, and the id it maps to is not uid 0 of the zygote's
+    # namespace (the zygote's own uid, which owns the run's user namespace).
+    assert out["uid_map"][0] == "65534" and out["uid_map"][2] == "1", out["uid_map"]
+    assert out["uid_map"][1] != "0", out["uid_map"]
+    assert len(out["uid_map"]) == 3 and len(out["gid_map"]) == 3
+
+
+NAMESPACE_CALLS = """
+EPERM = errno.EPERM
+out['mount'] = err(libc.mount(b'none', b'/tmp', b'tmpfs', 0, None))
+# Without the late mount rule the kernel looks the target up before it checks capabilities:
+# ENOENT here would mean only the missing CAP_SYS_ADMIN stood in the way, not the filter.
+out['mount_missing_target'] = err(libc.mount(b'none', b'/no/such/dir', b'tmpfs', 0, None))
+os.makedirs('/tmp/m', exist_ok=True)
+out['mount_sub'] = err(libc.mount(b'none', b'/tmp/m', b'tmpfs', 0, None))
+out['remount_proc'] = err(libc.mount(None, b'/proc', None, 32 | 1, None))  # MS_REMOUNT|RDONLY
+out['bind'] = err(libc.mount(b'/tmp', b'/tmp/m', None, 4096, None))  # MS_BIND
+out['umount2'] = err(libc.umount2(b'/tmp', 2))
+out['umount_proc'] = err(libc.umount2(b'/proc', 2))
+for flag in (0x10000000, 0x20000, 0x20000000, 0x40000000, 0x8000000, 0x4000000, 0x2000000):
+    out['unshare_%x' % flag] = err(libc.unshare(flag))
+fd = os.open('/proc/self/ns/user', os.O_RDONLY)
+out['setns_user'] = err(libc.setns(fd, 0))
+os.close(fd)
+fd = os.open('/proc/self/ns/mnt', os.O_RDONLY)
+out['setns_mnt'] = err(libc.setns(fd, 0))
+os.close(fd)
+# The raw clone(2) with each namespace flag: 56 on x86_64, 220 on aarch64.
+import platform
+nr = {'x86_64': 56, 'aarch64': 220}[platform.machine()]
+pylibc.syscall.restype = ctypes.c_long
+for flag in (0x10000000, 0x20000, 0x20000000, 0x40000000):
+    pid = pylibc.syscall(nr, flag | signal.SIGCHLD, 0, 0, 0, 0)
+    if pid == 0:
+        os._exit(0)
+    if pid > 0:
+        os.waitpid(pid, 0)
+    out['clone_%x' % flag] = ctypes.get_errno() if pid < 0 else 'CLONED'
+clone3 = {'x86_64': 435, 'aarch64': 435}[platform.machine()]
+args = struct.pack('=11Q', 0x10000000, 0, 0, 0, signal.SIGCHLD, 0, 0, 0, 0, 0, 0)
+buf = ctypes.create_string_buffer(args)
+pid = pylibc.syscall(clone3, buf, len(args))
+if pid == 0:
+    os._exit(0)
+out['clone3'] = ctypes.get_errno() if pid < 0 else 'CLONED'
+for name, nr_ in (('fsopen', 430), ('open_tree', 428), ('fsmount', 432), ('move_mount', 429)):
+    if name == 'fsopen':
+        ret = libc.syscall(nr_, b'tmpfs', 0)
+    elif name == 'open_tree':
+        ret = libc.syscall(nr_, -100, b'/tmp', 1)  # OPEN_TREE_CLONE
+    else:
+        ret = libc.syscall(nr_, -1, 0, 0)
+    out[name] = err(ret)
+pivot = 155 if platform.machine() == 'x86_64' else 41
+out['pivot_root'] = err(libc.syscall(pivot, b'/tmp', b'/tmp'))
+out['chroot'] = err(libc.chroot(b'/tmp'))
+"""
+
+
+def test_no_mount_namespace_or_clone_call_is_left_to_a_submission(forked: AlwaysForked) -> None:
+    """The early filter leaves ``mount`` allowed until the go-ahead: a submission's mount,
+    remount, bind, umount, unshare, setns, raw clone with namespace flags, clone3 and the new
+    mount API are every one refused."""
+    out, _ = probe(forked, NAMESPACE_CALLS)
+    assert out["mount_missing_target"] == 1, "the mount rule is not installed"
+    assert out.pop("clone3") == 38  # ENOSYS: libc falls back to clone, whose flags are seen
+    refused = {k: v for k, v in out.items() if v in (1, 38)}  # EPERM (or ENOSYS)
+    assert refused == out, {k: v for k, v in out.items() if k not in refused}
+
+
+IDENTITY_CALLS = """
+out['setuid0'] = err(libc.setuid(0))
+out['setresuid0'] = err(libc.setresuid(0, 0, 0))
+out['setgid0'] = err(libc.setgid(0))
+out['setgroups'] = err(libc.setgroups(0, None))
+for name in ('uid_map', 'gid_map', 'setgroups'):
+    try:
+        with open('/proc/self/' + name, 'w') as fh:
+            fh.write('0 0 1' if name != 'setgroups' else 'allow')
+        out['write_' + name] = 'WROTE'
+    except OSError as exc:
+        out['write_' + name] = exc.errno
+# capset: ask for CAP_SYS_ADMIN and CAP_SETPCAP back (version 3, this process).
+hdr = struct.pack('=Ii', 0x20080522, 0)
+data = struct.pack('=6I', 1 << 21 | 1 << 8, 1 << 21 | 1 << 8, 0, 0, 0, 0)
+buf = ctypes.create_string_buffer
+out['capset'] = err(libc.capset(buf(hdr), buf(data)))
+out['ambient_raise'] = err(libc.prctl(47, 2, 21, 0, 0))  # PR_CAP_AMBIENT_RAISE SYS_ADMIN
+out['no_new_privs_off'] = err(libc.prctl(38, 0, 0, 0, 0))
+out['no_new_privs'] = libc.prctl(39, 0, 0, 0, 0)
+out['securebits'] = err(libc.prctl(28, 0, 0, 0, 0))  # PR_SET_SECUREBITS
+"""
+
+
+def test_a_submission_cannot_take_another_identity_or_regain_capabilities(
+    forked: AlwaysForked,
+) -> None:
+    """The run's user namespace is owned by the zygote's uid, and its maps are written by the
+    zygote: a submission can neither become uid 0, change its groups, rewrite its maps, nor
+    raise any capability (permitted, ambient) or clear no_new_privs."""
+    out, _ = probe(forked, IDENTITY_CALLS)
+    assert out.pop("no_new_privs") == 1
+    assert out.pop("no_new_privs_off") != 0
+    assert all(v not in (0, "WROTE") for v in out.values()), out
+
+
+PROCESS_CALLS = """
+ppid = os.getppid()
+out['ppid'] = ppid
+out['ptrace_attach'] = err(libc.ptrace(16, ppid, 0, 0))  # PTRACE_ATTACH the supervisor
+out['ptrace_seize'] = err(libc.ptrace(0x4206, ppid, 0, 0))
+vm_readv = 310 if __import__('platform').machine() == 'x86_64' else 270
+out['process_vm_readv'] = err(libc.syscall(vm_readv, ppid, 0, 0, 0, 0, 0))
+try:
+    with open('/proc/%d/mem' % ppid, 'rb') as fh:
+        out['supervisor_mem'] = 'OPENED'
+except OSError as exc:
+    out['supervisor_mem'] = exc.errno
+try:
+    out['supervisor_fds'] = os.listdir('/proc/%d/fd' % ppid)
+except OSError as exc:
+    out['supervisor_fds'] = exc.errno
+# Every pid a run can reach: its own processes only (pid 1, its supervisor; never the zygote).
+alive = []
+for pid in range(1, 5000):
+    try:
+        os.kill(pid, 0)
+        alive.append(pid)
+    except OSError:
+        pass
+out['alive'] = alive
+out['proc'] = sorted(int(p) for p in os.listdir('/proc') if p.isdigit())
+out['fds'], out['fd_targets'] = [], []
+for x in os.listdir('/proc/self/fd'):
+    try:
+        out['fd_targets'].append(os.readlink('/proc/self/fd/' + x))
+        out['fds'].append(int(x))
+    except OSError:
+        pass  # the listing's own fd, closed by now
+"""
+
+
+def test_a_submission_reaches_only_its_own_run_s_processes(forked: AlwaysForked) -> None:
+    """The supervisor and the worker share a uid: the worker cannot ptrace the supervisor,
+    read its memory or fds, and no pid it can signal lies outside its own run (the zygote and
+    other runs are in other pid namespaces)."""
+    out, _ = probe(forked, PROCESS_CALLS)
+    assert out["ptrace_attach"] != 0 and out["ptrace_seize"] != 0
+    assert out["process_vm_readv"] != 0
+    assert out["supervisor_mem"] != "OPENED"
+    assert not isinstance(out["supervisor_fds"], list), out["supervisor_fds"]
+    assert out["alive"] == out["proc"], out
+    assert 1 in out["alive"] and len(out["alive"]) <= 3, out["alive"]
+    # 0-2, the result and acknowledgement pipes, and the listing's own fd: no socket (the run's
+    # socket to the host, the zygote's control socket) and no fd of the zygote's (its filters).
+    assert len(out["fds"]) <= 5, out["fd_targets"]
+    assert not any(t.startswith(("socket:", "/memfd")) for t in out["fd_targets"]), out
+
+
+# dtype strings numpy parses as Python literals: np.dtype raises SyntaxError on them (",", "01",
+# "0)", "(,)" ... every 1-4 character one numpy does not reject with ValueError/TypeError).
+BAD_DTYPE = (
+    TOOLS
+    + """
+import json as _json
+
+
+def f(a, n):
+    if n == 2:  # the binary result form
+        _result(1, [a * n], codes=[","])
+    elif n == 3:  # the JSON one, header then blob
+        meta = {"type": "case", "index": 2, "error": None, "mutated_inputs": [],
+                "output": {"dtype": "01", "shape": [2]}}
+        _frame(b"J", _json.dumps(meta).encode())
+        _frame(b"B", (a * n).tobytes())
+    return a * n
+"""
+)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="np.dtype raises SyntaxError on a forged dtype string such as ',' or '01'; the "
+    "supervisor catches only ValueError/TypeError there, dies, and the run loses every result",
+)
+def test_a_forged_dtype_numpy_parses_as_python_does_not_kill_the_supervisor(
+    forked: AlwaysForked,
+) -> None:
+    """A result (binary or JSON) whose dtype string makes numpy raise SyntaxError is that
+    case's InvalidOutput; the supervisor lives on and the earlier case's result stands."""
+    cases = [(f"public-{i}", np.arange(2.0), False) for i in range(3)]
+    result = forked.run(phased_request(BAD_DTYPE, cases))
+    assert result.status == "ok", result.message
+    assert [c.name for c in result.cases] == ["public-0", "public-1", "public-2"]
+    np.testing.assert_array_equal(result.cases[0].output, np.arange(2.0))
+    for outcome in result.cases[1:]:
+        assert outcome.output is None
+        assert outcome.error is not None and outcome.error.type == "InvalidOutput", outcome
+
+
+LINGER = """
+import os, time
+
+def f(a, n):
+    if n == 1:
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:  # a daemon: reparented, in a session of its own
+                for _ in range(200):
+                    with open('/tmp/alive', 'a') as fh:
+                        fh.write('x')
+                    time.sleep(0.05)
+            os._exit(0)
+        time.sleep(0.2)
+    print(sorted(int(p) for p in os.listdir('/proc') if p.isdigit()), os.path.exists('/tmp/alive'))
+    return a
+"""
+
+
+def test_a_daemon_left_by_one_run_dies_with_it_and_never_meets_the_next(
+    forked: AlwaysForked,
+) -> None:
+    """A run double-forks a daemon into its own session that keeps writing to /tmp: when the run
+    is over nothing of its pid namespace is alive, and the next run sees only its own processes
+    and a /tmp of its own."""
+    first = forked.run(phased_request(LINGER, [("p", np.ones(2), False)]))
+    assert first.status == "ok", first.message
+    assert "True" in first.stdout  # the control: the daemon was running
+    assert forked.leftovers() == []
+    quiet = LINGER.replace("n == 1", "n == 0")  # the same probe, without the daemon
+    second = forked.run(phased_request(quiet, [("p", np.ones(2), False)]))
+    assert second.status == "ok", second.message
+    assert second.stdout.strip() == "[1, 2] False", second.stdout
+    assert forked.leftovers() == []
