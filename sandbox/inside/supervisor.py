@@ -510,7 +510,7 @@ class Supervisor:
             return known
         dtype_str = self.dtypes.get(descr)
         if dtype_str is None:
-            dtype = self.np.dtype(descr)
+            dtype = self.numeric_dtype(descr)
             if dtype.kind not in NUMERIC_KINDS or dtype.fields is not None or dtype.shape != ():
                 raise ValueError(f"dtype {dtype} is not numeric")
             dtype_str = self.dtypes[descr] = dtype.str
@@ -518,6 +518,15 @@ class Supervisor:
         if len(self.npy_heads) < 256:
             self.npy_heads[key] = known
         return known
+
+    def numeric_dtype(self, descr: str) -> Any:
+        """np.dtype of a dtype string the worker sent. numpy parses some strings (",", "01")
+        as Python literals and raises SyntaxError on them: every failure is a ValueError here,
+        the case's invalid output, never an exception that would end the supervisor."""
+        try:
+            return self.np.dtype(descr)
+        except Exception:
+            raise ValueError(f"dtype {descr[:16]!r} is not understood") from None
 
     def mutated(self, case: Case) -> set[str]:
         """The arguments whose bytes in the shared region differ from the supervisor's copy."""
@@ -557,7 +566,7 @@ class Supervisor:
         """The .npy header for the worker's raw output bytes, after checking they fit."""
         descr = self.dtypes.get(str(meta["dtype"]))
         if descr is None:
-            dtype = self.np.dtype(str(meta["dtype"]))
+            dtype = self.numeric_dtype(str(meta["dtype"]))
             if dtype.kind not in NUMERIC_KINDS or dtype.fields is not None or dtype.shape != ():
                 raise ValueError(f"dtype {dtype} is not numeric")
             descr = self.dtypes[str(meta["dtype"])] = dtype.str

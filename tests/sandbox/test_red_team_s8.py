@@ -261,11 +261,6 @@ def f(a, n):
 )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="np.dtype raises SyntaxError on a forged dtype string such as ',' or '01'; the "
-    "supervisor catches only ValueError/TypeError there, dies, and the run loses every result",
-)
 def test_a_forged_dtype_numpy_parses_as_python_does_not_kill_the_supervisor(
     forked: AlwaysForked,
 ) -> None:
