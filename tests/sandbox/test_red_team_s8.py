@@ -6,7 +6,12 @@ fork server."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import signal
+import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -15,9 +20,9 @@ import pytest
 
 from sandbox.backends.bwrap import BwrapSandbox
 from sandbox.backends.forkserver import ForkServerSandbox
-from sandbox.protocol import RunResult
+from sandbox.protocol import RunRequest, RunResult
 from tests.sandbox.conftest import AlwaysForked
-from tests.sandbox.helpers import phased_request
+from tests.sandbox.helpers import FAST, phased_request
 from tests.sandbox.test_call_frames import TOOLS
 
 pytestmark = pytest.mark.timeout(180)
@@ -310,3 +315,78 @@ def test_a_daemon_left_by_one_run_dies_with_it_and_never_meets_the_next(
     assert second.status == "ok", second.message
     assert second.stdout.strip() == "[1, 2] False", second.stdout
     assert forked.leftovers() == []
+
+
+def _descendants(root: int) -> set[int]:
+    children: dict[int, list[int]] = {}
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError), open(f"/proc/{entry.name}/stat") as fh:
+                ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
+                children.setdefault(ppid, []).append(int(entry.name))
+    found, todo = set(), [root]
+    while todo:
+        pid = todo.pop()
+        for child in children.get(pid, []):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+SLEEPER = """
+import os, time
+
+def f(a, n):
+    if os.fork() == 0:
+        os.setsid()  # out of the zygote's process group
+        time.sleep(30)
+        os._exit(0)
+    time.sleep(30)
+    return a
+"""
+
+
+def test_no_run_or_spare_outlives_its_zygote() -> None:
+    """The run's supervisor takes its uid after it asked for SIGKILL at its parent's death, and
+    a change of uid clears that request: whether anything of a run (or a waiting spare) outlives
+    a zygote killed under it, processes of its own session included."""
+    server = ForkServerSandbox(BwrapSandbox())
+    try:
+        assert server.wait_ready()
+        request = phased_request(SLEEPER, [("p", np.ones(2), False)])
+        outcome: list[object] = []
+        thread = threading.Thread(target=lambda: outcome.append(_run_caught(server, request)))
+        thread.start()
+        deadline = time.monotonic() + 10
+        while not server.last_host_pid and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(0.5)  # the worker and its session's child exist by now
+        zygote = server.zygote_pid()
+        assert zygote is not None
+        doomed = _descendants(zygote)
+        assert server.last_host_pid in doomed and len(doomed) >= 3, doomed
+        os.kill(zygote, signal.SIGKILL)
+        time.sleep(0.5)
+        alive = [p for p in doomed if _state(p) not in ("", "Z")]  # a zombie runs nothing
+        assert alive == [], alive
+        # The host itself learns of it only at the run's wall limit (as before the change).
+        thread.join(FAST.wall_seconds + 10)
+        assert not thread.is_alive()
+    finally:
+        server.close()
+
+
+def _state(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return ""
+
+
+def _run_caught(server: ForkServerSandbox, request: RunRequest) -> object:
+    try:
+        return server.run(request)
+    except Exception as exc:  # the run cut off by its zygote's death may say so
+        return exc
