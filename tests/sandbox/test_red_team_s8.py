@@ -390,3 +390,140 @@ def _run_caught(server: ForkServerSandbox, request: RunRequest) -> object:
         return server.run(request)
     except Exception as exc:  # the run cut off by its zygote's death may say so
         return exc
+
+
+# In each hidden call, binary results forged from the hidden Q: a dtype string spelt from its
+# bytes (refused: an invalid output) or an empty array whose other dimension is a number taken
+# from them (accepted, the wrong shape); the genuine result that follows is dropped.
+FORGER = """
+import gc, os, struct, sys
+import numpy as np
+
+_calls = []
+
+
+def _worker():
+    gc.unfreeze()
+    return next(o for o in gc.get_objects() if type(o).__name__ == "Worker")
+
+
+def multi_head_attention(Q, K, V, W_q, W_k, W_v, W_o, num_heads):
+    index = len(_calls)
+    _calls.append(index)
+    w = _worker()
+    raw = Q.tobytes()
+    if index >= PUBLIC:
+        if index % 2:
+            code = "".join(chr(ord("g") + b % 20) for b in raw[:4]).encode()
+            head = struct.pack(">QB", index, 0) + struct.pack(">4sB", code, 1)
+            payload = head + struct.pack(">Q", 1) + bytes(8)
+        else:
+            secret = int.from_bytes(raw[:6], "little") | 1 << 47
+            head = struct.pack(">QB", index, 0) + struct.pack(">4sB", b"<f8", 2)
+            payload = head + struct.pack(">2Q", 0, secret)
+        os.write(w.res, struct.pack(">cQ", b"R", len(payload)) + payload)
+        print("SECRET", raw.hex(), file=sys.stderr)
+    return np.zeros(Q.shape)
+"""
+
+
+def test_hidden_inputs_forged_into_binary_results_never_reach_the_report(
+    forked: AlwaysForked, mha: Any
+) -> None:
+    """Through the grading path on the fork server: neither the dtype strings nor the shapes
+    a hidden call forges from its inputs appear anywhere in the student's report."""
+    from app.grading.pipeline import grade_submission
+
+    code = FORGER.replace("PUBLIC", str(len(mha.examples)))
+    report = grade_submission(mha, code, forked.server)
+    text = report.model_dump_json()
+    assert mha.hidden
+    for i, case in enumerate(mha.hidden, start=len(mha.examples)):
+        raw = case.inputs["Q"].tobytes()
+        spelt = "".join(chr(ord("g") + b % 20) for b in raw[:4])
+        number = str(int.from_bytes(raw[:6], "little") | 1 << 47)
+        assert spelt not in text and number not in text, (i, report.verdict)
+        assert raw.hex()[:16] not in text
+
+
+NAMESPACES = ("user", "mnt", "pid", "net", "ipc", "uts")
+NS_PROBE = """
+out.update({ns: os.readlink('/proc/self/ns/' + ns) for ns in NAMESPACES})
+""".replace("NAMESPACES", repr(NAMESPACES))
+
+
+def _zygote_namespaces(server: ForkServerSandbox) -> dict[str, str]:
+    launcher = server.zygote_pid()
+    assert launcher is not None
+    for pid in sorted(_descendants(launcher)):
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            if b"zygote" in fh.read():  # the first one: the zygote itself, then its runs
+                return {ns: os.readlink(f"/proc/{pid}/ns/{ns}") for ns in NAMESPACES}
+    raise AssertionError("no zygote found")
+
+
+def test_the_raw_clone_gives_each_run_every_namespace_of_its_own(forked: AlwaysForked) -> None:
+    """The run's supervisor is cloned with the namespace flags in one raw system call: each of
+    its namespaces differs from the zygote's (which every run would otherwise share) and from
+    the previous run's (held open by the server until the next run, so never reused)."""
+    first, _ = probe(forked, NS_PROBE)
+    zygote = _zygote_namespaces(forked.server)
+    second, _ = probe(forked, NS_PROBE)
+    for ns in NAMESPACES:
+        assert first[ns] != zygote[ns], ns
+        assert second[ns] != zygote[ns], ns
+    assert first["pid"] != second["pid"]
+
+
+MEETING = """
+import ctypes, os, socket, time
+
+libc = ctypes.CDLL(None, use_errno=True)
+KEY = 0x7E5D8
+
+
+def f(a, n):
+    found = []
+    if n == 1:  # the first run: leaves a socket and a shared memory segment
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.bind(b"\\0tj-red-s8")
+        s.listen(1)
+        found.append(libc.shmget(KEY, 4096, 0o1666) >= 0)  # IPC_CREAT | 0666
+        time.sleep(2.0)
+    else:  # the second, at the same time: looks for each
+        time.sleep(0.5)
+        c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            c.connect(b"\\0tj-red-s8")
+            found.append("socket")
+        except OSError:
+            pass
+        if libc.shmget(KEY, 0, 0) >= 0:
+            found.append("shm")
+    print("FOUND", found)
+    return a
+"""
+
+
+def test_concurrent_runs_share_no_socket_or_ipc(forked: AlwaysForked) -> None:
+    """Two runs at once: what the first binds, creates or names (an abstract unix socket, a
+    System V shared memory segment) the second cannot reach, since each has its own net and
+    ipc namespaces."""
+    results: dict[int, RunResult] = {}
+
+    def run(n: int) -> None:
+        cases = [(f"n{n}", np.ones(2), False)]
+        request = phased_request(MEETING.replace("n == 1", f"n == {n}"), cases)
+        results[n] = forked.server.run(request)
+
+    threads = [threading.Thread(target=run, args=(n,)) for n in (1, 2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    first, second = results[1], results[2]
+    assert first.status == "ok" and second.status == "ok", (first.message, second.message)
+    # The control: the first run made both, and was still there while the second looked.
+    assert first.cases[0].error is None and first.wall_seconds >= 2.0, first
+    assert "FOUND [True]" in first.stdout, first.stdout
+    assert "FOUND []" in second.stdout, second.stdout
