@@ -527,3 +527,39 @@ def test_concurrent_runs_share_no_socket_or_ipc(forked: AlwaysForked) -> None:
     assert first.cases[0].error is None and first.wall_seconds >= 2.0, first
     assert "FOUND [True]" in first.stdout, first.stdout
     assert "FOUND []" in second.stdout, second.stdout
+
+
+# Empty arrays whose other dimensions no numpy array can have: the supervisor's size check
+# (zero bytes for zero elements) passes them, the host's .npy reader cannot make them.
+HUGE_EMPTY = (
+    TOOLS
+    + """
+def f(a, n):
+    index = n - 1
+    dims = {2: (0, 2**64 - 1), 3: (0, 2**62), 4: (2**32, 2**32, 0)}.get(n)
+    if dims:
+        head = struct.pack(">QB", index, 0) + struct.pack(">4sB", b"<f8", len(dims))
+        _frame(b"R", head + struct.pack(">%dQ" % len(dims), *dims))
+    return a * n
+"""
+)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="an empty output with a dimension numpy cannot hold passes the supervisor and makes "
+    "the host's .npy reader fail: the whole run becomes a runtime error and every case is lost",
+)
+def test_an_empty_output_of_impossible_dimensions_is_that_case_s_invalid_output(
+    forked: AlwaysForked,
+) -> None:
+    """Forged binary results of zero elements but dimensions past what an array can have are
+    each that case's InvalidOutput; the other cases' results stand."""
+    cases = [(f"public-{i}", np.arange(2.0), False) for i in range(4)]
+    result = forked.run(phased_request(HUGE_EMPTY, cases))
+    assert result.status == "ok", result.message
+    assert [c.name for c in result.cases] == [f"public-{i}" for i in range(4)]
+    np.testing.assert_array_equal(result.cases[0].output, np.arange(2.0))
+    for outcome in result.cases[1:]:
+        assert outcome.output is None
+        assert outcome.error is not None and outcome.error.type == "InvalidOutput", outcome
