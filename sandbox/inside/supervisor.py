@@ -514,6 +514,7 @@ class Supervisor:
             if dtype.kind not in NUMERIC_KINDS or dtype.fields is not None or dtype.shape != ():
                 raise ValueError(f"dtype {dtype} is not numeric")
             dtype_str = self.dtypes[descr] = dtype.str
+        check_extent(shape, int(dtype_str[2:]))
         known = (npy_header(dtype_str, shape), product(shape) * int(dtype_str[2:]))
         if len(self.npy_heads) < 256:
             self.npy_heads[key] = known
@@ -574,6 +575,7 @@ class Supervisor:
         shape = tuple(int(d) for d in meta["shape"])
         if any(d < 0 for d in shape) or len(shape) > 64:
             raise ValueError("bad output shape")
+        check_extent(shape, itemsize)
         if len(data) != product(shape) * itemsize:
             raise ValueError("output bytes do not match its shape")
         return npy_header(descr, shape)
@@ -607,6 +609,20 @@ class Supervisor:
             },
         )
         self.out.flush()
+
+
+# numpy's bound on an array's bytes, counted over its non-zero dimensions (an empty array too).
+MAX_ARRAY_BYTES = (1 << 63) - 1
+
+
+def check_extent(shape: tuple[int, ...], itemsize: int) -> None:
+    """Refuse a shape no numpy array can have: zero bytes of an empty one pass the size check,
+    but the host could not read it back and would count the whole run's stream invalid."""
+    extent = itemsize
+    for d in shape:
+        extent *= max(d, 1)
+    if extent > MAX_ARRAY_BYTES:
+        raise ValueError("bad output shape")
 
 
 def exited(pid: int) -> bool:

@@ -545,11 +545,6 @@ def f(a, n):
 )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="an empty output with a dimension numpy cannot hold passes the supervisor and makes "
-    "the host's .npy reader fail: the whole run becomes a runtime error and every case is lost",
-)
 def test_an_empty_output_of_impossible_dimensions_is_that_case_s_invalid_output(
     forked: AlwaysForked,
 ) -> None:
