@@ -558,3 +558,46 @@ def test_an_empty_output_of_impossible_dimensions_is_that_case_s_invalid_output(
     for outcome in result.cases[1:]:
         assert outcome.output is None
         assert outcome.error is not None and outcome.error.type == "InvalidOutput", outcome
+
+
+RACER = """
+import os, threading, time
+
+_region = []
+
+
+def _spy():
+    while True:
+        region = _region[0]
+        os.write(1, b"SEEN " + bytes(region[:512]).hex().encode() + b"\\n")
+        time.sleep(0.001)
+
+
+def f(a, n):
+    if not _region:
+        _region.append(a.base)  # the whole shared region, seen as long as the process lives
+        threading.Thread(target=_spy, daemon=True).start()
+    # The spy prints through the public phase, its end, the next lay and the hidden call.
+    time.sleep(0.3 if n == 1 else 0.1)
+    return a * n
+"""
+
+
+def test_a_thread_printing_the_region_across_the_phase_switch_shows_no_hidden_byte(
+    forked: AlwaysForked,
+) -> None:
+    """A thread prints the shared region without pause while the public call returns and the
+    supervisor lays the hidden case: text is attributed by when the supervisor read it, so
+    every print that could hold the hidden bytes falls in the hidden phase."""
+    hidden = np.random.default_rng(81).standard_normal(16)
+    limits = FAST.model_copy(update={"output_bytes": 1 << 20})
+    request = phased_request(
+        RACER, [("public-1", np.ones(16), False), ("hidden-1", hidden, True)], limits=limits
+    )
+    result = forked.run(request)
+    secret = hidden.tobytes()[:32].hex()
+    assert secret in result.stdout  # the control: the spy did see and print the hidden bytes
+    student = [result.import_stdout, result.unfinished_stdout, result.message]
+    student += [c.stdout + c.stderr for c in result.cases if c.name == "public-1"]
+    assert "SEEN" in "".join(student)  # and it printed during the public phase too
+    assert secret not in "".join(student)
