@@ -601,3 +601,31 @@ def test_a_thread_printing_the_region_across_the_phase_switch_shows_no_hidden_by
     student += [c.stdout + c.stderr for c in result.cases if c.name == "public-1"]
     assert "SEEN" in "".join(student)  # and it printed during the public phase too
     assert secret not in "".join(student)
+
+
+MUTATOR = """
+import numpy as np
+
+
+def f(a, n):
+    if n in (1, 3):
+        a[-1] += 1.0  # in place: the worker's own check (shapes) sees nothing
+    elif n == 2:
+        a[0] += 1.0
+        a[0] -= 1.0  # changed and restored: the same bytes
+    return np.zeros(2)
+"""
+
+
+def test_an_input_changed_in_place_is_seen_on_the_binary_result_path(
+    forked: AlwaysForked,
+) -> None:
+    """The worker sends the binary result when its own (shape) check finds no change: the
+    supervisor's byte comparison still names an input changed in place, public or hidden, and
+    only that one (a value changed and restored is the same bytes)."""
+    cases = [("public-1", np.arange(4.0), False), ("public-2", np.arange(4.0), False)]
+    cases.append(("hidden-1", np.arange(4.0) + 0.5, True))
+    result = forked.run(phased_request(MUTATOR, cases))
+    assert result.status == "ok", result.message
+    seen = {c.name: c.mutated_inputs for c in result.cases}
+    assert seen == {"public-1": ["a"], "public-2": [], "hidden-1": ["a"]}, seen
