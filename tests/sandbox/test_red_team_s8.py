@@ -629,3 +629,36 @@ def test_an_input_changed_in_place_is_seen_on_the_binary_result_path(
     assert result.status == "ok", result.message
     seen = {c.name: c.mutated_inputs for c in result.cases}
     assert seen == {"public-1": ["a"], "public-2": [], "hidden-1": ["a"]}, seen
+
+
+SIGNALLER = """
+import os, signal
+
+
+def f(a, n):
+    sent = []
+    for sig in (signal.SIGSTOP, signal.SIGTERM, signal.SIGINT, signal.SIGKILL):
+        try:
+            os.kill(os.getppid(), sig)
+            sent.append(sig.name)
+        except OSError as exc:
+            sent.append(exc.errno)
+    print("SENT", sent, os.getppid())
+    return a * n
+"""
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="SIGINT from the worker reaches the supervisor (pid 1 of the run) through Python's "
+    "default handler: KeyboardInterrupt ends it and the run loses every result (also before "
+    "the speed changes)",
+)
+def test_the_submission_cannot_stop_or_kill_its_supervisor(forked: AlwaysForked) -> None:
+    """The supervisor is pid 1 of the run's pid namespace: signals its worker sends it (stop,
+    terminate, kill) have no effect, and the run reports every case."""
+    cases = [("public-1", np.ones(2), False), ("public-2", np.ones(2), False)]
+    result = forked.run(phased_request(SIGNALLER, cases))
+    assert result.status == "ok", result.message
+    assert [c.name for c in result.cases] == ["public-1", "public-2"]
+    assert "SENT ['SIGSTOP', 'SIGTERM', 'SIGINT', 'SIGKILL'] 1" in result.stdout, result.stdout
