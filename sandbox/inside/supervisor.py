@@ -141,8 +141,13 @@ class Supervisor:
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         ack_r, ack_w = os.pipe()
+        # The worker shares our uid: a SIGINT it sent would raise KeyboardInterrupt here (pid 1
+        # of a pid namespace is spared only the signals it has no handler for). Ignored before
+        # the fork, so no moment is left open; the worker gets Python's own handler back.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         pid = os.fork()
         if pid == 0:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
             try:
                 os.close(res_r)
                 os.close(out_r)

@@ -648,12 +648,6 @@ def f(a, n):
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="SIGINT from the worker reaches the supervisor (pid 1 of the run) through Python's "
-    "default handler: KeyboardInterrupt ends it and the run loses every result (also before "
-    "the speed changes)",
-)
 def test_the_submission_cannot_stop_or_kill_its_supervisor(forked: AlwaysForked) -> None:
     """The supervisor is pid 1 of the run's pid namespace: signals its worker sends it (stop,
     terminate, kill) have no effect, and the run reports every case."""
