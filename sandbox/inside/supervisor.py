@@ -141,8 +141,13 @@ class Supervisor:
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         ack_r, ack_w = os.pipe()
+        # The worker shares our uid: a SIGINT it sent would raise KeyboardInterrupt here (pid 1
+        # of a pid namespace is spared only the signals it has no handler for). Ignored before
+        # the fork, so no moment is left open; the worker gets Python's own handler back.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         pid = os.fork()
         if pid == 0:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
             try:
                 os.close(res_r)
                 os.close(out_r)
@@ -510,14 +515,24 @@ class Supervisor:
             return known
         dtype_str = self.dtypes.get(descr)
         if dtype_str is None:
-            dtype = self.np.dtype(descr)
+            dtype = self.numeric_dtype(descr)
             if dtype.kind not in NUMERIC_KINDS or dtype.fields is not None or dtype.shape != ():
                 raise ValueError(f"dtype {dtype} is not numeric")
             dtype_str = self.dtypes[descr] = dtype.str
+        check_extent(shape, int(dtype_str[2:]))
         known = (npy_header(dtype_str, shape), product(shape) * int(dtype_str[2:]))
         if len(self.npy_heads) < 256:
             self.npy_heads[key] = known
         return known
+
+    def numeric_dtype(self, descr: str) -> Any:
+        """np.dtype of a dtype string the worker sent. numpy parses some strings (",", "01")
+        as Python literals and raises SyntaxError on them: every failure is a ValueError here,
+        the case's invalid output, never an exception that would end the supervisor."""
+        try:
+            return self.np.dtype(descr)
+        except Exception:
+            raise ValueError(f"dtype {descr[:16]!r} is not understood") from None
 
     def mutated(self, case: Case) -> set[str]:
         """The arguments whose bytes in the shared region differ from the supervisor's copy."""
@@ -557,7 +572,7 @@ class Supervisor:
         """The .npy header for the worker's raw output bytes, after checking they fit."""
         descr = self.dtypes.get(str(meta["dtype"]))
         if descr is None:
-            dtype = self.np.dtype(str(meta["dtype"]))
+            dtype = self.numeric_dtype(str(meta["dtype"]))
             if dtype.kind not in NUMERIC_KINDS or dtype.fields is not None or dtype.shape != ():
                 raise ValueError(f"dtype {dtype} is not numeric")
             descr = self.dtypes[str(meta["dtype"])] = dtype.str
@@ -565,6 +580,7 @@ class Supervisor:
         shape = tuple(int(d) for d in meta["shape"])
         if any(d < 0 for d in shape) or len(shape) > 64:
             raise ValueError("bad output shape")
+        check_extent(shape, itemsize)
         if len(data) != product(shape) * itemsize:
             raise ValueError("output bytes do not match its shape")
         return npy_header(descr, shape)
@@ -598,6 +614,20 @@ class Supervisor:
             },
         )
         self.out.flush()
+
+
+# numpy's bound on an array's bytes, counted over its non-zero dimensions (an empty array too).
+MAX_ARRAY_BYTES = (1 << 63) - 1
+
+
+def check_extent(shape: tuple[int, ...], itemsize: int) -> None:
+    """Refuse a shape no numpy array can have: zero bytes of an empty one pass the size check,
+    but the host could not read it back and would count the whole run's stream invalid."""
+    extent = itemsize
+    for d in shape:
+        extent *= max(d, 1)
+    if extent > MAX_ARRAY_BYTES:
+        raise ValueError("bad output shape")
 
 
 def exited(pid: int) -> bool:
