@@ -249,10 +249,9 @@ class StartedSandbox:
         if self.oom_fd is not None:
             os.close(self.oom_fd)
             self.oom_fd = None
-        if self.cgroup is not None:
-            self.cgroup.remove()
+        gone = self.cgroup.remove() if self.cgroup is not None else True
         if self.host_uid is not None and self.host_uids is not None:
-            self.host_uids.give(self.host_uid)  # its processes and cgroup are gone
+            unprivileged.give_back_uid(self.host_uids, self.host_uid, gone)
             self.host_uid = None
 
 

@@ -254,9 +254,11 @@ class RunCgroup:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(pid, signal.SIGKILL)
 
-    def remove(self) -> None:
-        """Kill what is left and remove the cgroup; a dying fork bomb can take a moment."""
+    def remove(self) -> bool:
+        """Kill what is left and remove the cgroup; a dying fork bomb can take a moment. False
+        when a directory outlived the deadline: a process of the run may still be alive."""
         deadline = time.monotonic() + REMOVE_SECONDS
+        removed = True
         for d in set(self.dirs.values()):
             # Usually its processes are gone by now and the removal succeeds at once; while one
             # is left (the kernel refuses to remove a cgroup that holds a process) it is killed,
@@ -271,10 +273,12 @@ class RunCgroup:
                 except OSError:
                     if time.monotonic() > deadline:
                         log.warning("could not remove cgroup %s", d)
+                        removed = False
                         break
                     self.kill_all()
                     time.sleep(pause)
                     pause = min(pause * 2, 0.01)
+        return removed
 
 
 def cpu_seconds_in(d: Path) -> float | None:

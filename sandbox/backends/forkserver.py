@@ -123,10 +123,9 @@ class _Primed:
         os.close(self.pidfd)
         if self.oom_fd is not None:
             os.close(self.oom_fd)
-        if self.cg is not None:
-            self.cg.remove()
+        gone = self.cg.remove() if self.cg is not None else True
         if self.host_uid is not None and self.host_uids is not None:
-            self.host_uids.give(self.host_uid)
+            unprivileged.give_back_uid(self.host_uids, self.host_uid, gone)
             self.host_uid = None
 
 
@@ -486,10 +485,9 @@ class ForkServerSandbox:
                 os.close(pidfd)
             sock.close()
             os.close(err_r)
-            if cg is not None:
-                cg.remove()
+            gone = cg.remove() if cg is not None else True
             if host_uid is not None and uids is not None:
-                uids.give(host_uid)  # its processes are gone
+                unprivileged.give_back_uid(uids, host_uid, gone)
             raise
 
     def _run_forked(self, request: RunRequest) -> RunResult:

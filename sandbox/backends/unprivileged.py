@@ -13,11 +13,14 @@ wherever the interpreter itself lives.
 from __future__ import annotations
 
 import ctypes
+import logging
 import os
 import secrets
 import subprocess
 import threading
 from pathlib import Path
+
+log = logging.getLogger(__name__)
 
 CLONE_NEWUSER = 0x10000000
 UIDS_PER_RANGE = 65536
@@ -53,6 +56,16 @@ class HostUids:
     def give(self, uid: int) -> None:
         with self._lock:
             self._used.discard(uid)
+
+
+def give_back_uid(uids: HostUids, uid: int, processes_gone: bool) -> None:
+    """Return a run's uid to the range once all its processes are dead. When its cgroup could
+    not be removed one may still live: the uid is kept out of use for good (a leak of one of
+    65535, logged) so that no later run ever shares a uid with it."""
+    if processes_gone:
+        uids.give(uid)
+    else:
+        log.error("a run's processes may have outlived it: its host uid %d is not reused", uid)
 
 
 def become(uid: int) -> None:

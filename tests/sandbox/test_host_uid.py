@@ -101,3 +101,31 @@ def test_the_fork_server_s_zygote_is_not_host_root(fork_server: ForkServerSandbo
                     tree.add(int(entry.name))
     uids = {pid: host_uids(pid) for pid in tree}
     assert all(u and 0 not in u for u in uids.values()), uids
+
+
+def test_a_run_s_uid_is_not_reused_while_its_cgroup_could_not_be_removed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A uid goes back to the range only once the run's processes are gone; a cgroup that
+    outlives its removal deadline may still hold one, so its uid is never handed out again."""
+    from sandbox.backends import cgroup, unprivileged
+
+    run_cg = cgroup.RunCgroup.create(64 << 20, 8)
+    if run_cg is None:
+        pytest.skip("no cgroup for runs on this host")
+    # A child cgroup makes the kernel refuse the rmdir (EBUSY), as a live process would.
+    blocker = next(iter(run_cg.dirs.values())) / "blocker"
+    blocker.mkdir()
+    monkeypatch.setattr(cgroup, "REMOVE_SECONDS", 0.2)
+    uids = unprivileged.HostUids(200_000)
+    uid = uids.take()
+    try:
+        gone = run_cg.remove()
+        unprivileged.give_back_uid(uids, uid, gone)
+        assert gone is False
+        assert uid in uids._used, "the uid of a run that may still be alive went back to use"
+    finally:
+        blocker.rmdir()
+        assert run_cg.remove() is True
+    unprivileged.give_back_uid(uids, uid, True)
+    assert uid not in uids._used
