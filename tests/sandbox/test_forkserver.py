@@ -182,6 +182,52 @@ def test_the_zygote_restarts_after_being_killed(server: ForkServerSandbox) -> No
     assert server.zygote_starts == 2
 
 
+# Sleeps a little in a process of its own session and in itself, then answers: graded "ok" when
+# it is left to finish, whichever way it runs.
+NAPPER = """
+import os, time
+
+def f(a, n):
+    if os.fork() == 0:
+        os.setsid()
+        time.sleep(1.5)
+        os._exit(0)
+    time.sleep(1.5)
+    return a * n
+"""
+
+
+def test_a_zygote_killed_mid_run_is_not_the_student_s_time_limit(
+    server: ForkServerSandbox,
+) -> None:
+    """A zygote SIGKILLed under a run (an operator, the OOM killer) takes the whole run with it;
+    the host sees its streams end at once and grades the submission cold, long before the
+    run's wall limit, with a real verdict."""
+    limits = FAST.model_copy(update={"wall_seconds": 30})
+    cold, forked = server.cold_runs, server.forked_runs
+    server.last_host_pid = 0
+    results: list[RunResult] = []
+    thread = threading.Thread(target=lambda: results.append(run(server, NAPPER, limits=limits)))
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.last_host_pid and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.5)  # the submission and its child are asleep by now
+    zygote = server.zygote_pid()
+    assert zygote is not None and server.last_host_pid
+    killed = time.monotonic()
+    os.kill(zygote, signal.SIGKILL)
+    thread.join(limits.wall_seconds + 10)
+    assert not thread.is_alive()
+    # The cold run alone takes its 1.5 s nap; waiting for the wall limit would take 30 s.
+    assert time.monotonic() - killed < 10
+    result = results[0]
+    assert result.status == "ok", (result.status, result.message)
+    np.testing.assert_array_equal(result.cases[0].output, np.arange(6.0).reshape(2, 3) * 2)
+    assert (server.cold_runs, server.forked_runs) == (cold + 1, forked)
+    assert server.leftovers() == []  # nothing of the forked run outlived its zygote
+
+
 def test_per_run_cgroup_limits_apply(server: ForkServerSandbox) -> None:
     if not server.inner.use_cgroup:
         pytest.skip("cgroups disabled")

@@ -370,9 +370,14 @@ def test_no_run_or_spare_outlives_its_zygote() -> None:
         time.sleep(0.5)
         alive = [p for p in doomed if _state(p) not in ("", "Z")]  # a zombie runs nothing
         assert alive == [], alive
-        # The host itself learns of it only at the run's wall limit (as before the change).
+        # The supervisor held the only other ends of the host's streams: the host sees them end
+        # at once and runs the submission again cold, where its 30 s nap is what meets the wall
+        # limit (the forked run's own cut-off is no verdict; see test_forkserver.py).
         thread.join(FAST.wall_seconds + 10)
         assert not thread.is_alive()
+        assert server.cold_runs == 1 and server.forked_runs == 0
+        result = outcome[0]
+        assert isinstance(result, RunResult) and result.status == "time_limit_exceeded", result
     finally:
         server.close()
 
