@@ -106,6 +106,16 @@ def fork_server(bwrap_sandbox: BwrapSandbox) -> Iterator[ForkServerSandbox]:
     server.close()
 
 
+@pytest.fixture
+def own_fork_server(bwrap_sandbox: BwrapSandbox) -> Iterator[ForkServerSandbox]:
+    """A ready fork server of the test's own: for tests that count its runs, kill its zygote
+    or look for what its runs left."""
+    server = ForkServerSandbox(bwrap_sandbox)
+    assert server.wait_ready()
+    yield server
+    server.close()
+
+
 @pytest.fixture(params=["bwrap", "bwrap-warm", "bwrap-fork", "docker"])
 def sandbox(request: pytest.FixtureRequest) -> Sandbox:
     if request.param == "bwrap":

@@ -9,7 +9,6 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -66,11 +65,8 @@ def f(a, n):
 
 
 @pytest.fixture
-def server(bwrap_sandbox: BwrapSandbox) -> Iterator[ForkServerSandbox]:
-    server = ForkServerSandbox(bwrap_sandbox)
-    assert server.wait_ready()
-    yield server
-    server.close()
+def server(own_fork_server: ForkServerSandbox) -> ForkServerSandbox:
+    return own_fork_server
 
 
 def _forked(server: ForkServerSandbox, code: str, **kwargs: object) -> RunResult:

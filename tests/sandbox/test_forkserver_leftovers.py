@@ -11,12 +11,10 @@ import json
 import os
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from sandbox.backends.bwrap import BwrapSandbox
 from sandbox.backends.forkserver import ForkServerSandbox
 from tests.sandbox.helpers import FAST, assert_grader_still_works, run
 from tests.sandbox.test_host_uid import descendants
@@ -76,11 +74,8 @@ def f(a, n):
 
 
 @pytest.fixture
-def server(bwrap_sandbox: BwrapSandbox) -> Iterator[ForkServerSandbox]:
-    server = ForkServerSandbox(bwrap_sandbox)
-    assert server.wait_ready()
-    yield server
-    server.close()
+def server(own_fork_server: ForkServerSandbox) -> ForkServerSandbox:
+    return own_fork_server
 
 
 def _uids(pid: int) -> list[int]:
