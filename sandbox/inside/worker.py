@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .errors import SUBMISSION_FILENAME, describe, type_name
+from .fds import close_all_but
 from .framing import (
     BLOB_KIND,
     CASE_INDEX,
@@ -54,10 +55,7 @@ class Worker:
         os.close(err_w)
         # Only 0-2 (/dev/null and the capture pipes), the result pipe and the acknowledgement
         # pipe stay open: never the supervisor's stdin or result stream.
-        keep = sorted((res_w, ack_r))
-        os.closerange(3, keep[0])
-        os.closerange(keep[0] + 1, keep[1])
-        os.closerange(keep[1] + 1, os.sysconf("SC_OPEN_MAX"))
+        close_all_but((res_w, ack_r), first=3)
         self.res = res_w
         self.outbox: list[bytes] = []
         self.ack_r = ack_r

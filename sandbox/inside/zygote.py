@@ -67,6 +67,8 @@ import socket
 import struct
 import sys
 
+from .fds import close_all_but
+
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUTS = 0x04000000
 CLONE_NEWIPC = 0x08000000
@@ -187,11 +189,8 @@ def _supervise(run_fd: int, err_fd: int, mapped_fd: int, bpf: tuple[bytes, bytes
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     # The zygote lets the kernel reap its children; the runner waits for its worker.
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-    keep = sorted((run_fd, err_fd, mapped_fd))
-    os.closerange(0, keep[0])  # the control socket, the zygote's stdio and filter fd
-    os.closerange(keep[0] + 1, keep[1])
-    os.closerange(keep[1] + 1, keep[2])
-    os.closerange(keep[2] + 1, os.sysconf("SC_OPEN_MAX"))
+    # The control socket, the zygote's stdio and filter fds, whatever the host left it.
+    close_all_but((run_fd, err_fd, mapped_fd))
     os.dup2(err_fd, 2)  # what goes wrong before the job runs reaches the host's diagnostics
     # Until the zygote has written our maps we run as the zygote's uid: wait for them, then take
     # 65534, the run's own host uid, before anything else.
@@ -240,7 +239,7 @@ def _supervise(run_fd: int, err_fd: int, mapped_fd: int, bpf: tuple[bytes, bytes
     os.dup2(run_fd, 1)
     os.dup2(err_fd, 2)
     run.detach()
-    os.closerange(3, os.sysconf("SC_OPEN_MAX"))
+    close_all_but((), first=3)
 
     from . import runner
 

@@ -7,6 +7,7 @@ the whole result stream itself."""
 from __future__ import annotations
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -91,3 +92,69 @@ def test_a_submission_running_as_the_graders_uid_cannot_forge_the_result_stream(
     assert all(o is not None for o in outputs), "a case has no output: a forged result"
     for n, (output, a) in enumerate(zip(outputs, [cases[0][1], *hidden], strict=True), start=1):
         assert output is not None and np.array_equal(output, a * n)
+
+
+LIST_OWN_FDS = r"""
+import json, os
+
+own = {}
+for fd in os.listdir("/proc/self/fd"):
+    try:
+        own[fd] = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        pass  # the listing's own, closed by now
+print(json.dumps(own))
+
+def f(a, n):
+    return a * n
+"""
+
+
+def test_a_host_holding_many_descriptors_leaves_none_in_a_run(
+    bwrap_sandbox: BwrapSandbox,
+) -> None:
+    """The zygote's open-file limit (64) bounds only the descriptors it opens itself: what the
+    host gave it above that number (its control socket, filters and user namespace get the
+    host's lowest free numbers) must still be closed in every run."""
+    from sandbox.backends.forkserver import ForkServerSandbox
+
+    # Fill the host's low descriptor numbers, so the zygote's are above its own limit.
+    held = [os.open("/dev/null", os.O_RDONLY) for _ in range(200)]
+    try:
+        server = ForkServerSandbox(bwrap_sandbox)
+    finally:
+        for fd in held:
+            os.close(fd)
+    try:
+        assert server.wait_ready()
+        zygote = server.zygote_pid()
+        assert zygote is not None
+        held_by_zygote = max(max(_fds(pid), default=0) for pid in _tree(zygote))
+        assert held_by_zygote > 64, "the condition was not made: the zygote's fds are all low"
+        result = run(server, LIST_OWN_FDS)
+        assert result.status == "ok", result.message + result.stderr
+        own = json.loads(result.stdout)
+        # 0-2, the result and acknowledgement pipes: nothing of the zygote's or the host's.
+        assert len(own) <= 5, sorted(own.values())
+        assert not any(t.startswith(("socket:", "user:", "/memfd")) for t in own.values()), own
+    finally:
+        server.close()
+
+
+def _tree(root: int) -> list[int]:
+    """``root`` and its descendants (the bwrap launcher, bwrap's reaper, the zygote)."""
+    found, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children") as fh:
+                todo += [int(c) for c in fh.read().split()]
+    return found
+
+
+def _fds(pid: int) -> list[int]:
+    try:
+        return [int(fd) for fd in os.listdir(f"/proc/{pid}/fd")]
+    except OSError:
+        return []
