@@ -26,7 +26,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.core import events, metrics
 from app.core.config import Settings
 from app.submissions.repository import SubmissionRepository
-from app.worker.grader import GradingContext, claim_next_and_grade, next_claimable
+from app.worker.grader import GradingContext, claim_and_grade, next_claimable
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +68,7 @@ def _grade_task(submission_id: str) -> bool:
     client's turn, by this job or a later one."""
     if _context is None or _celery is None:
         raise RuntimeError("the grading context is set up by `python -m app worker`")
-    if not claim_next_and_grade(_context):
+    if claim_and_grade(_context) is None:
         return False
     # One job per grading, not a loop in this one: a job stays short (a worker's warm shutdown
     # waits for it) and a crash loses nothing (the job is acknowledged only after this).

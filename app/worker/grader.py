@@ -273,15 +273,10 @@ def _as_stored(
     )
 
 
-def claim_next_and_grade(ctx: GradingContext) -> bool:
-    """One grading step of either mode: grade the next submission in fair order (see
-    ``SubmissionRepository.claim_next``); False if no client with queued work was idle."""
-    return claim_and_grade(ctx) is not None
-
-
 def claim_and_grade(ctx: GradingContext) -> bool | None:
-    """``claim_next_and_grade``, saying more: None if nothing was claimed, else whether the
-    result was stored (False: the submission went back to the queue, or its lease was lost)."""
+    """One grading step of either mode: grade the next submission in fair order (see
+    ``SubmissionRepository.claim_next``). None if no client with queued work was idle, else
+    whether the result was stored (False: it went back to the queue, or its lease was lost)."""
     token = new_token()
     with ctx.sessions() as session:
         submission = SubmissionRepository(session).claim_next(token, ctx.name, ctx.lease)
