@@ -39,7 +39,7 @@ def _worker(args: argparse.Namespace) -> int:
     """A scale-out grading worker: consumes jobs from Redis (Celery), grades in the sandbox."""
     from app.authoring.check import startup_defects
     from app.core import events, metrics
-    from app.lti.outbox import enqueue_scores
+    from app.lifespan import AFTER_GRADING
     from app.observability.port import MetricsPort
     from app.problems.loader import load_problems
     from app.worker.celery_app import run_worker
@@ -55,7 +55,7 @@ def _worker(args: argparse.Namespace) -> int:
     problems = load_problems(
         settings.problems_dir, settings.extra_problem_dirs, vet=startup_defects
     )
-    ctx = grading_context(settings, sessions, problems, (enqueue_scores,))
+    ctx = grading_context(settings, sessions, problems, AFTER_GRADING)
     run_worker(ctx, args.concurrency or settings.workers)
     return 0
 
