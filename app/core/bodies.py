@@ -21,6 +21,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from app.core import metrics
 from app.core.errors import ApiError, first_error
 
 Model = TypeVar("Model", bound=BaseModel)
@@ -103,6 +104,8 @@ class BodyLimitMiddleware:
         declared = declared_length(Headers(scope=scope))
         if declared is not None and declared > self.cap.limit:
             error = self.cap.error()
+            # Counted here: the route (a submission's, say) never runs to count its refusal.
+            metrics.refused(error.body.error.code)
             # The unread body stays in the client's socket: close rather than drain it.
             refusal = JSONResponse(
                 error.body.model_dump(), status_code=413, headers={"Connection": "close"}

@@ -77,6 +77,7 @@ class _Metrics:
 
     accepted: Counter
     rejected: Counter
+    refused: Counter
     stage: Histogram
     verdicts: Counter
     diagnoses: Counter
@@ -107,6 +108,12 @@ def _create() -> _Metrics:
         rejected=counter(
             "submissions_rejected",
             "Submissions refused at the door, by reason (the error code answered).",
+            ["reason"],
+        ),
+        refused=counter(
+            "requests_refused",
+            "Requests of any route answered before the application ran, by reason (the error "
+            "code answered): a declared body over the ceiling.",
             ["reason"],
         ),
         stage=Histogram(
@@ -226,6 +233,7 @@ def exposition() -> bytes:
         for metric in (
             metrics.accepted,
             metrics.rejected,
+            metrics.refused,
             metrics.stage,
             metrics.verdicts,
             metrics.diagnoses,
@@ -253,6 +261,10 @@ def accepted(mode: str, seconds: float) -> None:
 
 def rejected(reason: str) -> None:
     _get().child("rejected", reason).inc()
+
+
+def refused(reason: str) -> None:
+    _get().child("refused", reason).inc()
 
 
 def answered(seconds: float) -> None:

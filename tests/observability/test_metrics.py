@@ -5,6 +5,7 @@ The JSON log lines of the same gradings are read from the processes' logs."""
 from __future__ import annotations
 
 import json
+import socket
 from pathlib import Path
 
 import httpx
@@ -60,6 +61,19 @@ def log_lines(path: Path) -> list[dict[str, object]]:
     return found
 
 
+def declared_too_large(base: str) -> int:
+    """Status of a submission declaring a body far over the server's ceiling, none of it sent
+    (the ceiling answers from the headers alone)."""
+    host, port = base.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as conn:
+        conn.sendall(
+            f"POST {SUBMIT} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {10**12}\r\n\r\n".encode()
+        )
+        status_line = conn.makefile("rb").readline().decode()
+    return int(status_line.split()[1])
+
+
 def check_logs(path: Path, submission_id: str, verdict: str) -> None:
     lines = [line for line in log_lines(path) if line["submission"] == submission_id]
     assert [line["state"] for line in lines] == ["queued", "running", "done"] or [
@@ -96,10 +110,12 @@ def test_embedded_metrics_count_gradings_and_refusals(tmp_path: Path):
         wrong = graded(base, WRONG)
         refused = httpx.post(f"{base}{SUBMIT}", json={"code": ""})
         assert refused.status_code == 422
+        assert declared_too_large(base) == 413
         after = scrape(base)
 
         assert value(after, "tensorjudge_submissions_accepted_total", mode="submit") == 2
         assert value(after, "tensorjudge_submissions_rejected_total", reason="empty_code") == 1
+        assert value(after, "tensorjudge_requests_refused_total", reason="body_too_large") == 1
         problem = "multi-head-attention"
         for verdict in ("accepted", "wrong_answer"):
             assert value(after, "tensorjudge_verdicts_total", problem=problem, verdict=verdict) == 1
