@@ -41,6 +41,7 @@ def _worker(args: argparse.Namespace) -> int:
     from app.core import events, metrics
     from app.lifespan import AFTER_GRADING
     from app.observability.port import MetricsPort
+    from app.observability.readiness import Priming, Readiness
     from app.problems.loader import load_problems
     from app.worker.celery_app import run_worker
     from app.worker.runtime import grading_context, open_database
@@ -48,14 +49,19 @@ def _worker(args: argparse.Namespace) -> int:
     settings = get_settings()
     metrics.configure(settings.metrics_dir)
     events.configure(settings.log_format)
-    if settings.metrics_port is not None:
-        MetricsPort(settings.host, settings.metrics_port).start()  # ends with the process
-    _, sessions = open_database(settings)
+    engine, sessions = open_database(settings)
     # Vetted as the server's start-up does: a worker never grades a folder the API refuses.
     problems = load_problems(
         settings.problems_dir, settings.extra_problem_dirs, vet=startup_defects
     )
     ctx = grading_context(settings, sessions, problems, AFTER_GRADING)
+    readiness = Readiness(engine, redis_url=settings.redis_url)
+    if settings.sandbox_prime:
+        # As the API's embedded workers do: the first job does not wait for the fork server.
+        readiness.priming = Priming()
+        readiness.priming.run(ctx.prime)
+    if settings.metrics_port is not None:
+        MetricsPort(settings.host, settings.metrics_port, readiness).start()  # ends with us
     run_worker(ctx, args.concurrency or settings.workers)
     return 0
 

@@ -337,8 +337,9 @@ class Settings(BaseSettings):
     )
     sandbox_prime: bool = Field(
         default=True,
-        description="Embedded mode: build and start the sandbox backend when the server starts "
-        "(in the background; GET /readyz waits for it) rather than on the first submission.",
+        description="Build and start the sandbox backend when the server (embedded mode) or a "
+        "`worker` process starts (in the background; GET /readyz, on a worker its metrics "
+        "port's, waits for it) rather than on the first submission.",
     )
     log_format: Literal["text", "json"] = Field(
         default="text",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import httpx
 import pytest
 from alembic import command
 from fastapi.testclient import TestClient
@@ -12,7 +13,7 @@ from fastapi.testclient import TestClient
 from app.db.migrate import alembic_config
 from app.main import create_app
 from tests.instructors.conftest import make_settings
-from tests.support.services import free_port, redis_server, wait_for
+from tests.support.services import AppProcess, celery_env, free_port, redis_server, wait_for
 
 
 def _ready(client: TestClient) -> bool:
@@ -85,3 +86,52 @@ def test_a_context_closed_while_priming_builds_no_sandbox(tmp_path: Path):
     with pytest.raises(RuntimeError):
         context.prime()
     assert context._sandbox is None
+
+
+@pytest.mark.timeout(120)
+def test_a_worker_process_answers_its_readiness_on_its_metrics_port(tmp_path: Path):
+    """A scale-out worker serves no API: its metrics port says whether it is ready (the sandbox
+    primed, the broker answering), here with no broker at all, then with one."""
+    port = free_port()
+    data = tmp_path / "data"
+    database_url = f"sqlite:///{tmp_path / 'grader.db'}"
+
+    def readyz() -> httpx.Response:
+        return httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=10)
+
+    def answers() -> bool:
+        try:
+            return readyz().status_code in (200, 503)
+        except httpx.TransportError:
+            return False
+
+    dead = f"redis://127.0.0.1:{free_port()}/0"
+    worker = AppProcess(
+        ["worker"],
+        celery_env(database_url, dead, data, metrics_port=str(port)),
+        tmp_path / "dead.log",
+    ).start()
+    try:
+        wait_for(answers, 60, "the worker's port")
+        wait_for(lambda: "sandbox" not in readyz().text, 60, "the sandbox to be primed")
+        refused = readyz()
+        assert refused.status_code == 503
+        assert refused.json()["error"] == {
+            "code": "not_ready",
+            "message": "broker: Redis does not answer",
+            "field": None,
+        }
+    finally:
+        worker.stop()
+    with redis_server() as url:
+        worker = AppProcess(
+            ["worker"],
+            celery_env(database_url, url, data, metrics_port=str(port)),
+            tmp_path / "live.log",
+        ).start()
+        try:
+            wait_for(answers, 60, "the worker's port")
+            wait_for(lambda: readyz().status_code == 200, 60, "the worker to be ready")
+            assert readyz().json() == {"status": "ready"}
+        finally:
+            worker.stop()
