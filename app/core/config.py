@@ -214,8 +214,10 @@ class Settings(BaseSettings):
         "long-lived sandbox, entering its own namespaces, cgroup, rlimits and seccomp filter "
         "before it reads its job (replaces the warm pool); false uses the warm pool.",
     )
+    # One per grading worker of the default: while runs are in flight the fork server keeps
+    # at most one spare per run in flight ready, so more than the workers would never be used.
     sandbox_forkserver_spares: int = Field(
-        default=2,
+        default=4,
         ge=0,
         le=16,
         description="Fork server only: runs forked ahead of demand, already in their own "
@@ -254,12 +256,15 @@ class Settings(BaseSettings):
         description="Largest accepted submission in UTF-8 bytes (413 above).",
     )
 
+    # Two per core: a grading alternates host work (holding the interpreter lock) and a run
+    # in the sandbox (one process awake at a time, a wake-up between each call), so one
+    # grading per core leaves a core idle whenever both wait; a second per core fills it.
     workers: int = Field(
-        default_factory=lambda: os.cpu_count() or 1,
+        default_factory=lambda: 2 * (os.cpu_count() or 1),
         ge=1,
         le=256,
         description="Grading workers: threads in the server, or per `worker` process.",
-        json_schema_extra={"doc_default": "number of cores"},
+        json_schema_extra={"doc_default": "twice the number of cores"},
     )
 
     # Submissions: queue, back-pressure and rate limits (app/submissions, app/worker).

@@ -362,11 +362,14 @@ class ForkServerSandbox:
 
     def _should_prime(self) -> bool:
         """Called with the lock held. Priming competes for the CPU with the runs in flight, so
-        while one runs the primer refills only an empty pool; it tops up between runs."""
+        while runs are in flight the primer keeps only one spare per run ready (the next
+        submission of each busy grading thread); it tops up between runs. Serially that is one
+        spare while the run goes on, taken by the next run; with runs side by side, a run that
+        found no spare would fork on its own thread and wait there for its cgroup move."""
         if self._zygote is None or not self._zygote.alive():
             return False
         ready = len(self._spare_pool)
-        return ready < self.spares and (ready == 0 or self._in_flight == 0)
+        return ready < self.spares and (ready < self._in_flight or self._in_flight == 0)
 
     def _wake_primer(self) -> None:
         """Called with the lock held: wake the primer only when it has work now. A woken thread
