@@ -74,6 +74,13 @@ def apply_rlimits(values: list[tuple[int, tuple[int, int]]]) -> None:
 CPU_OVERHEAD_SECONDS = 0.5
 # The shortest pause between two readings of a run's CPU time near the end of its budget.
 CPU_CHECK_SECONDS = 0.01
+# The wall clock is there to end a run that waits (sleeps, blocks) rather than computes. A run
+# that computed at least BUSY_SHARE of a core until its wall-clock limit was held back by a busy
+# machine (more runs than cores, each runs' quota one core), not waiting: it gets up to
+# WALL_GRACE times the limit, its CPU limit ending it if it is heavy, so a grading's verdict
+# does not depend on how many others ran beside it.
+BUSY_SHARE = 0.25
+WALL_GRACE = 2.0
 
 
 class CpuBudget:
@@ -90,6 +97,8 @@ class CpuBudget:
         self._usage = usage
         self.cores = cores or float(os.cpu_count() or 1)
         self._base = usage() or 0.0
+        self.started = time.monotonic()
+        self.graced = False
         self.used = 0.0
         self._next = time.monotonic() + self._wait()
 
@@ -99,6 +108,17 @@ class CpuBudget:
         if now is not None:
             self.used = max(self.used, now - self._base)
         return self.used > self.seconds
+
+    def grace(self, deadline: float) -> float | None:
+        """At the wall clock's ``deadline``: the later one a run still computing gets (once,
+        ``WALL_GRACE``), or None when it is to end now."""
+        if self.graced:
+            return None
+        self.graced = True
+        self.exceeded()
+        if self.used < BUSY_SHARE * (time.monotonic() - self.started):
+            return None
+        return deadline + (deadline - self.started) * (WALL_GRACE - 1)
 
     def due_and_exceeded(self) -> bool:
         """Whether the budget is gone, reading the usage only once it could be."""
@@ -280,7 +300,8 @@ def read_streams(
     """Read a run's result stream (``out_fd``) and its sandbox's stderr until the runner's last
     frame has arrived or both are closed, or until the wall clock's ``deadline``, more than
     ``cap`` result bytes, a notice on ``oom_fd`` (the run cgroup's ``oom_watch``) or the end of
-    its ``cpu`` budget: from then on nothing the run does is graded. The caller ends the run."""
+    its ``cpu`` budget: from then on nothing the run does is graded. The caller ends the run.
+    A run still computing at the deadline gets until ``WALL_GRACE`` times its wall clock."""
     out = bytearray()
     err = bytearray()
     streams = Streams(b"", b"")
@@ -295,8 +316,12 @@ def read_streams(
             break
         remaining = deadline - time.monotonic()
         if remaining <= 0:
-            streams.timed_out = True
-            break
+            later = cpu.grace(deadline) if cpu is not None else None
+            if later is None:
+                streams.timed_out = True
+                break
+            deadline = later
+            continue
         for fd, _ in poller.poll((cpu.timeout(remaining) if cpu else remaining) * 1000):
             if fd == oom_fd:
                 streams.oom = True

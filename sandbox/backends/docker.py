@@ -37,7 +37,13 @@ from requests.exceptions import RequestException
 
 from sandbox import seccomp
 from sandbox.backends import cgroup, procmask, unprivileged
-from sandbox.backends.common import SANDBOX_STDERR_CAP, CpuBudget, RawRun, interpret
+from sandbox.backends.common import (
+    SANDBOX_STDERR_CAP,
+    WALL_GRACE,
+    CpuBudget,
+    RawRun,
+    interpret,
+)
 from sandbox.backends.runtime import INSIDE_MOUNT, INSIDE_PACKAGE, entry_command
 from sandbox.protocol import Limits, RunRequest, RunResult
 from sandbox.wire import encode_job, stream_cap
@@ -273,7 +279,7 @@ class DockerSandbox:
                 self.client,
                 self.image,
                 name=f"tj-sandbox-{run_id}",
-                labels=self._labels(limits.wall_seconds + 60.0),
+                labels=self._labels(limits.wall_seconds * WALL_GRACE + 60.0),
                 **options,
             )
             # Attach before start, so no output can come before we listen.
@@ -399,8 +405,12 @@ def _exchange(
                 return raw
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raw.timed_out = True
-                return raw
+                later = cpu.grace(deadline) if cpu is not None else None
+                if later is None:
+                    raw.timed_out = True
+                    return raw
+                deadline = later
+                continue
             wanted = [conn] if writing else []
             wait = cpu.timeout(remaining) if cpu is not None else remaining
             readable, writable, _ = select.select([conn], wanted, [], wait)
