@@ -451,7 +451,36 @@ def _load_plain_npy(blob: bytes | bytearray) -> np.ndarray | None:
     if blob[: len(NPY_MAGIC)] != NPY_MAGIC or len(blob) < 10:
         return None
     start = 10 + int.from_bytes(blob[8:10], "little")
-    match = _NPY_HEADER.fullmatch(blob, 10, start)
+    layout = _plain_layout(bytes(blob[10:start]))
+    if layout is None:
+        return None
+    dtype, shape, count = layout
+    if len(blob) - start != count * dtype.itemsize:
+        return None  # np.load decides what a short or padded file is
+    return np.frombuffer(blob, dtype=dtype, count=count, offset=start).reshape(shape)
+
+
+# A run's outputs have the same few headers run after run: each is parsed once. Only short
+# headers are kept (a plain one is at most a few hundred bytes), and a bounded number of them.
+_LAYOUTS: dict[bytes, tuple[np.dtype[Any], tuple[int, ...], int] | None] = {}
+_LAYOUTS_MAX = 512
+_LAYOUT_HEADER_MAX = 256
+
+
+def _plain_layout(header: bytes) -> tuple[np.dtype[Any], tuple[int, ...], int] | None:
+    """(dtype, shape, element count) of a plain header, else None."""
+    try:
+        return _LAYOUTS[header]
+    except KeyError:
+        pass
+    layout = _parse_plain_header(header)
+    if len(header) <= _LAYOUT_HEADER_MAX and len(_LAYOUTS) < _LAYOUTS_MAX:
+        _LAYOUTS[header] = layout
+    return layout
+
+
+def _parse_plain_header(header: bytes) -> tuple[np.dtype[Any], tuple[int, ...], int] | None:
+    match = _NPY_HEADER.fullmatch(header)
     if match is None:
         return None
     try:
@@ -462,6 +491,4 @@ def _load_plain_npy(blob: bytes | bytearray) -> np.ndarray | None:
     count = 1
     for d in shape:
         count *= d
-    if len(blob) - start != count * dtype.itemsize:
-        return None  # np.load decides what a short or padded file is
-    return np.frombuffer(blob, dtype=dtype, count=count, offset=start).reshape(shape)
+    return dtype, shape, count
