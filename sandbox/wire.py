@@ -12,6 +12,8 @@ import io
 import json
 import math
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
@@ -42,7 +44,7 @@ def encode_job(request: RunRequest) -> bytes:
     ``framing``). The header holds nothing of any case but how many there are, how many
     of them are public and the largest case's size."""
     names = request.param_names
-    sections = [_section(case, names) for case in request.cases]
+    sections = [SECTIONS.get(case, names) for case in request.cases]
     limits = request.limits
     header: dict[str, Any] = {
         "version": JOB_VERSION,
@@ -66,6 +68,61 @@ def encode_job(request: RunRequest) -> bytes:
     for spec, inputs in sections:
         parts += [*_frame(JSON_KIND, spec), *_frame(BLOB_KIND, inputs)]
     return b"".join(parts)
+
+
+class SectionCache:
+    """Encoded case sections, by the ``CaseArgs`` object they encode.
+
+    A grader sends the same test set's cases with every submission: the host reuses one
+    ``CaseArgs`` per case of a test set (``app.grading.pipeline``), so a section is encoded once
+    per test set rather than once per run. The key is the object itself, held here so that its
+    id cannot be reused by another while the entry lives; a new test set version, a reloaded
+    problem or a request built from scratch has new objects, hence new entries. What makes this
+    sound: a case's arguments are never changed in place once a request holds them.
+    """
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self._lock = threading.Lock()
+        self._bytes = 0
+        self._entries: OrderedDict[int, tuple[CaseArgs, tuple[str, ...], bytes, bytes]] = (
+            OrderedDict()
+        )
+
+    def get(self, case: CaseArgs, names: Sequence[str]) -> tuple[bytes, bytes]:
+        """``_section(case, names)``, from the cache when this very object was encoded with
+        the same parameter names."""
+        key = id(case)
+        names = tuple(names)
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is not None and entry[0] is case and entry[1] == names:
+                self._entries.move_to_end(key)
+                return entry[2], entry[3]
+        spec, inputs = _section(case, names)
+        blob = bytes(inputs)
+        size = len(spec) + len(blob)
+        if size > self.max_bytes:
+            return spec, blob
+        with self._lock:
+            old = self._entries.pop(key, None)
+            if old is not None:
+                self._bytes -= len(old[2]) + len(old[3])
+            while self._entries and self._bytes + size > self.max_bytes:
+                _, evicted = self._entries.popitem(last=False)
+                self._bytes -= len(evicted[2]) + len(evicted[3])
+            self._entries[key] = (case, names, spec, blob)
+            self._bytes += size
+        return spec, blob
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+            self._bytes = 0
+
+
+# A catalog test set's sections are a few hundred KiB; an instructor's seed-sized case ~11 MiB.
+SECTIONS = SectionCache(max_bytes=64 * 1024 * 1024)
 
 
 def _json(obj: object) -> bytes:
@@ -394,7 +451,36 @@ def _load_plain_npy(blob: bytes | bytearray) -> np.ndarray | None:
     if blob[: len(NPY_MAGIC)] != NPY_MAGIC or len(blob) < 10:
         return None
     start = 10 + int.from_bytes(blob[8:10], "little")
-    match = _NPY_HEADER.fullmatch(blob, 10, start)
+    layout = _plain_layout(bytes(blob[10:start]))
+    if layout is None:
+        return None
+    dtype, shape, count = layout
+    if len(blob) - start != count * dtype.itemsize:
+        return None  # np.load decides what a short or padded file is
+    return np.frombuffer(blob, dtype=dtype, count=count, offset=start).reshape(shape)
+
+
+# A run's outputs have the same few headers run after run: each is parsed once. Only short
+# headers are kept (a plain one is at most a few hundred bytes), and a bounded number of them.
+_LAYOUTS: dict[bytes, tuple[np.dtype[Any], tuple[int, ...], int] | None] = {}
+_LAYOUTS_MAX = 512
+_LAYOUT_HEADER_MAX = 256
+
+
+def _plain_layout(header: bytes) -> tuple[np.dtype[Any], tuple[int, ...], int] | None:
+    """(dtype, shape, element count) of a plain header, else None."""
+    try:
+        return _LAYOUTS[header]
+    except KeyError:
+        pass
+    layout = _parse_plain_header(header)
+    if len(header) <= _LAYOUT_HEADER_MAX and len(_LAYOUTS) < _LAYOUTS_MAX:
+        _LAYOUTS[header] = layout
+    return layout
+
+
+def _parse_plain_header(header: bytes) -> tuple[np.dtype[Any], tuple[int, ...], int] | None:
+    match = _NPY_HEADER.fullmatch(header)
     if match is None:
         return None
     try:
@@ -405,6 +491,4 @@ def _load_plain_npy(blob: bytes | bytearray) -> np.ndarray | None:
     count = 1
     for d in shape:
         count *= d
-    if len(blob) - start != count * dtype.itemsize:
-        return None  # np.load decides what a short or padded file is
-    return np.frombuffer(blob, dtype=dtype, count=count, offset=start).reshape(shape)
+    return dtype, shape, count

@@ -208,6 +208,9 @@ class FaultTable:
         returns = (raised[[p.raises is None for p in probes]] == "").any(axis=0)
         self.combos: list[Combo] = [combos[i] for i in keep]
         self.sizes = np.array([c.size for c in self.combos])
+        # The combinations without a fault (the reference, in each idiom): a correct
+        # submission's outputs match one of these, checked first (``reproducing``).
+        self.faultless = np.flatnonzero(self.sizes == 0)
         self.row_of: dict[Combo, int] = {c: i for i, c in enumerate(self.combos)}
         self.columns: list[ProbeColumn] = []
         cap = diagnostics.error_model.diagnosis.low_precision
@@ -323,6 +326,39 @@ class FaultTable:
             return ok
 
         return Matches(exact, near, low)
+
+    def reproducing(
+        self,
+        outputs: Sequence[np.ndarray | None],
+        raised: Sequence[str | None] | None,
+        rows: np.ndarray,
+    ) -> np.ndarray:
+        """Which of ``rows`` reproduce every probe's output: ``match(outputs,
+        raised).exact[rows].all(axis=1)``, computed for these rows only (a correct submission
+        is told from the faultless rows alone, without comparing it with every combination)."""
+        ok = np.ones(rows.size, dtype=bool)
+        for j, (column, output) in enumerate(zip(self.columns, outputs, strict=True)):
+            if not ok.any():
+                break
+            if column.raised is not None and raised is not None and raised[j] is not None:
+                ok &= column.raised[rows] == raised[j]
+                continue
+            if column.crashes is not None and raised is not None and raised[j] is not None:
+                ok &= column.crashes[rows]
+                continue
+            if output is None or output.shape != column.shape:
+                ok[:] = False
+                break
+            flat = np.asarray(output, dtype=np.float64).ravel()
+            finite = np.isfinite(flat)
+            if finite.all():
+                same = column.all_finite[rows]
+            else:
+                same = (column.finite[rows] == finite).all(axis=1)
+                flat = np.where(finite, flat, 0.0)
+            diff = np.abs(column.filled[rows] - flat)
+            ok &= same & (diff <= column.tolerance[rows]).all(axis=1)
+        return ok
 
     def smallest(self, ok: npt.ArrayLike) -> list[Combo]:
         """The smallest combinations marked ``ok``; several only when their codes differ."""

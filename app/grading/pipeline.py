@@ -7,6 +7,7 @@ import time
 from collections.abc import Sequence
 
 from app.grading import determinism, explain
+from app.grading.calls import CALLS
 from app.grading.compare import RUN_SECONDS_STEP, compare_cases, rounded, score, verdict
 from app.grading.diagnose import diagnose
 from app.grading.faulttable import fault_table
@@ -27,6 +28,18 @@ from sandbox.protocol import (
 
 
 def build_request(problem: Problem, code: str, cases: Sequence[TestCase]) -> RunRequest:
+    spec = problem.spec
+    return RunRequest(
+        code=code,
+        function_name=spec.function_name,
+        param_names=[p.name for p in spec.params],
+        outputs=len(spec.outputs) if spec.multiple_outputs else None,
+        cases=list(CALLS.get(problem, cases, lambda: _calls(problem, cases))),
+        limits=run_limits(problem),
+    )
+
+
+def _calls(problem: Problem, cases: Sequence[TestCase]) -> list[CaseArgs]:
     probes = problem.diagnostics.probes if problem.diagnostics else ()
     case_names = {c.name for c in cases}
     clash = sorted(case_names & {p.name for p in probes})
@@ -35,8 +48,7 @@ def build_request(problem: Problem, code: str, cases: Sequence[TestCase]) -> Run
     repeat = determinism.repeated(cases, probes)
     if repeat and determinism.repeat_name(repeat[0]) in case_names | {p.name for p in probes}:
         raise ValueError(f"the name {determinism.repeat_name(repeat[0])!r} is reserved")
-    spec = problem.spec
-    names = [p.name for p in spec.params]
+    names = [p.name for p in problem.spec.params]
     # Every public case (the folder's examples and instructors' stored ones) before any hidden
     # one: what a public case prints is shown, so none may run once hidden inputs were seen.
     # Then the hidden cases, the probes, and the repeated call of the determinism check last:
@@ -49,16 +61,11 @@ def build_request(problem: Problem, code: str, cases: Sequence[TestCase]) -> Run
         again = [
             CaseArgs(name=determinism.repeat_name(name), args=_args(inputs, names), hidden=True)
         ]
-    return RunRequest(
-        code=code,
-        function_name=spec.function_name,
-        param_names=names,
-        outputs=len(spec.outputs) if spec.multiple_outputs else None,
-        cases=[CaseArgs(name=c.name, args=_args(c.inputs, names)) for c in public]
+    return (
+        [CaseArgs(name=c.name, args=_args(c.inputs, names)) for c in public]
         + [CaseArgs(name=c.name, args=_args(c.inputs, names), hidden=True) for c in hidden]
         + [CaseArgs(name=p.name, args=_args(p.inputs, names), hidden=True) for p in probes]
-        + again,
-        limits=run_limits(problem),
+        + again
     )
 
 

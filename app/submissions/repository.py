@@ -155,7 +155,7 @@ class SubmissionRepository:
         last: int | None = None,
     ) -> None:
         """Append events in order, numbered on from the submission's last one (``last`` when the
-        caller knows it: a submission it has just inserted has none), else read.
+        caller knows it: a submission it has just inserted has none), else counted by the insert.
 
         Two transactions never number the same submission's events at once: every writer first
         inserts the submission or updates its row in the same transaction (a claim, a lease-
@@ -163,18 +163,23 @@ class SubmissionRepository:
         writer serialize until commit. The unique (submission_id, seq) makes a caller that
         broke this fail rather than number twice."""
         connection = self._connection()
-        if last is None:
-            last = connection.execute(
-                _statement(("last_event_seq",), _last_event_seq_statement),
-                {"p_submission_id": submission_id},
-            ).scalar_one()
         now = utcnow()
-        rows = [
-            {"submission_id": submission_id, "seq": last + n, "kind": kind,
-             "data": json.dumps(data), "created_at": now}
-            for n, (kind, data) in enumerate(events, start=1)
-        ]  # fmt: skip
-        connection.execute(_statement(("insert", "events"), lambda: insert(EVENTS)), rows)
+        if last is None:
+            # Numbered by the database in the insert itself, one row after the other (each
+            # sees the rows before it): one statement instead of a read and an insert.
+            rows = [
+                {"p_submission_id": submission_id, "p_kind": kind, "p_data": json.dumps(data),
+                 "p_created_at": now}
+                for kind, data in events
+            ]  # fmt: skip
+            connection.execute(_statement(("append", "events"), _append_event_statement), rows)
+        else:
+            rows = [
+                {"submission_id": submission_id, "seq": last + n, "kind": kind,
+                 "data": json.dumps(data), "created_at": now}
+                for n, (kind, data) in enumerate(events, start=1)
+            ]  # fmt: skip
+            connection.execute(_statement(("insert", "events"), lambda: insert(EVENTS)), rows)
         written = self.session.info.setdefault(EVENTS_WRITTEN, {})
         written.setdefault(submission_id, set()).update(kind for kind, _ in events)
 
@@ -419,10 +424,18 @@ def _statement(key: tuple[str, ...], build: Callable[[], Any]) -> Any:
     return stmt
 
 
-def _last_event_seq_statement() -> Any:
+def _append_event_statement() -> Any:
+    """An event numbered one past its submission's last (``add_events``)."""
     row = EVENTS.c
-    return select(func.coalesce(func.max(row.seq), 0)).where(
-        row.submission_id == bindparam("p_submission_id")
+    numbered = select(
+        bindparam("p_submission_id", type_=row.submission_id.type),
+        func.coalesce(func.max(row.seq), 0) + 1,
+        bindparam("p_kind", type_=row.kind.type),
+        bindparam("p_data", type_=row.data.type),
+        bindparam("p_created_at", type_=row.created_at.type),
+    ).where(row.submission_id == bindparam("p_submission_id", type_=row.submission_id.type))
+    return insert(EVENTS).from_select(
+        ["submission_id", "seq", "kind", "data", "created_at"], numbered
     )
 
 

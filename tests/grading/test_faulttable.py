@@ -143,3 +143,31 @@ def test_a_table_is_kept_per_folder_contents_not_per_load(tmp_path: Path) -> Non
     edited = load_problem(folder)
     assert edited.fingerprint != first.fingerprint
     assert fault_table(edited) is not fault_table(first)
+
+
+def test_reproducing_agrees_with_match_on_any_rows(table: FaultTable):
+    """The quick check a passing submission gets (``reproducing``, on a few rows) says what the
+    full comparison (``match``) says of those rows: on outputs that are some combination's, on
+    outputs slightly off, and on outputs with a NaN where the combinations have none."""
+    rng = np.random.default_rng(0)
+    every = np.arange(len(table.combos))
+    usable = [i for i in every if not any(np.isnan(c.filled[i]).any() for c in table.columns)]
+    chosen = list(table.faultless) + list(rng.choice(usable, size=12, replace=False))
+    assert len(table.faultless) >= 1
+    reproduced = 0
+    for i in chosen:
+        outputs = [c.filled[i].reshape(c.shape).copy() for c in table.columns]
+        variants = [outputs]
+        off = [o.copy() for o in outputs]
+        off[len(off) // 2].flat[0] += 1e-3 * table.columns[len(off) // 2].scale
+        variants.append(off)
+        nan = [o.copy() for o in outputs]
+        nan[0].flat[0] = np.nan
+        variants.append(nan)
+        for candidate in variants:
+            full = table.match(candidate, None).exact.all(axis=1)
+            assert (table.reproducing(candidate, None, every) == full).all()
+            quick = table.reproducing(candidate, None, table.faultless)
+            assert (quick == full[table.faultless]).all()
+            reproduced += int(full.sum())
+    assert reproduced > 0  # some outputs were some combination's: the check can say yes

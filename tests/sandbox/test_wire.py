@@ -390,3 +390,21 @@ def test_why_a_hidden_case_s_output_is_unreadable_is_not_said() -> None:
     )
     hidden = interpret(RawRun(stdout=stream(STARTED, CASE, short, end())), hidden_request, "test")
     assert hidden.status == "runtime_error" and "71536" not in hidden.message
+
+
+def test_a_header_read_before_decides_nothing_for_another() -> None:
+    """Headers are parsed once and kept: a kept header serves only the very same bytes (same
+    dtype and shape), and a short or padded body after it still goes to np.load."""
+    from sandbox.wire import _load_plain_npy
+
+    first = np.arange(6.0).reshape(2, 3)
+    for _ in range(2):  # the second time from the kept header
+        got = _load_plain_npy(bytearray(npy(first)))
+        assert got is not None and got.shape == (2, 3)
+        np.testing.assert_array_equal(got, first)
+    for other in (np.arange(6.0).reshape(3, 2), np.arange(6, dtype=np.int64).reshape(2, 3)):
+        got = _load_plain_npy(bytearray(npy(other)))
+        assert got is not None and got.shape == other.shape and got.dtype == other.dtype
+        np.testing.assert_array_equal(got, other)
+    assert _load_plain_npy(npy(first)[:-8]) is None
+    assert _load_plain_npy(npy(first) + b"\0" * 8) is None
