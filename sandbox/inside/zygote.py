@@ -221,6 +221,10 @@ def _supervise(run_fd: int, err_fd: int, mapped_fd: int, bpf: tuple[bytes, bytes
     _install_seccomp(early)
     run = socket.socket(fileno=run_fd)
     run.sendall(b"R")  # the host reads our pid from this message's credentials
+    from . import runner
+
+    with contextlib.suppress(Exception):  # only a head start: never a reason to fail
+        runner.warm_up()  # while the host moves us into the run's cgroup and we wait
     # Moved into the run's cgroup. Anything but a go-ahead (e.g. the socket closed because the
     # host let this spare go): end here.
     head = _recv_exact(run, GO.size)
