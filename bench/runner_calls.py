@@ -5,11 +5,12 @@ measured alternately in one process (so both see the same machine load):
 
 A lean parent (numpy imported, ``runner.preload`` done, ``gc.freeze``: what the fork server's
 zygote does) forks one runner per job and feeds it the full multi-head-attention job (examples,
-hidden cases, probes) or its first case alone. Per tree it prints the median wall time (until
-both processes are gone) and the CPU of the runner's supervisor and worker together (``wait4``,
-as their subreaper), their page faults, and the cost of each call beyond the first:
-``(full - one) / (calls - 1)``. The job is this tree's encoding; the job format is the same for
-every tree that speaks its version.
+hidden cases, probes) or its first case alone, once the forked runner has done what a fork
+server's spare does before its job arrives (``runner.warm_up``, where the tree has it). Per tree
+it prints the median wall time (from the job to both processes gone) and the CPU of the
+runner's supervisor and worker together, from the fork (``wait4``, as their subreaper), their
+page faults, and the cost of each call beyond the first: ``(full - one) / (calls - 1)``. The
+job is this tree's encoding; the job format is the same for every tree that speaks its version.
 """
 
 from __future__ import annotations
@@ -52,7 +53,6 @@ gc.freeze()
 def once(runner, job):
     r, w = os.pipe()
     r2, w2 = os.pipe()
-    start = time.perf_counter()
     pid = os.fork()
     if pid == 0:
         os.close(w)
@@ -60,11 +60,15 @@ def once(runner, job):
         os.dup2(r, 0)
         os.dup2(w2, 1)
         try:
+            if hasattr(runner, "warm_up"):  # what a fork server's spare does while it waits
+                runner.warm_up()
             runner.run_job(sys.stdin.buffer)
         finally:
             os._exit(0)
     os.close(r)
     os.close(w2)
+    time.sleep(0.005)  # a spare is forked (and warmed) before its job arrives
+    start = time.perf_counter()
     view = memoryview(job)
     while view:
         view = view[os.write(w, view):]
