@@ -39,7 +39,7 @@ import struct
 import time
 from typing import Any
 
-from .errors import MAX_MESSAGE, SUBMISSION_FILENAME, clean_error, error_category
+from .errors import MAX_MESSAGE, clean_error, error_category
 from .framing import (
     BLOB_KIND,
     CASE_INDEX,
@@ -134,17 +134,12 @@ class Supervisor:
         self.pending: dict[str, Any] | None = None
         self.dtypes: dict[str, str] = {}
         self.npy_heads: dict[tuple[str, tuple[int, ...]], tuple[bytes, int]] = {}
-        self.compiled: Any = None  # the code object, or what compiling it raised (``run``)
 
     def run(self) -> None:
         set_not_dumpable()
         # Flushed before the fork: from here on a missing result is the submission's doing.
         write_json(self.out, {"type": "started"})
         self.out.flush()
-        # Compiled here, not in the worker: a spare warmed the compiler up (``runner.warm_up``),
-        # the freshly forked worker would take its page faults again (~1 ms). Compiling runs
-        # none of the code; whatever it raises, the worker raises in its place (``Worker.load``).
-        self.compiled = compile_submission(str(self.job["code"]))
         res_r, res_w = os.pipe()
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
@@ -674,14 +669,6 @@ def check_extent(shape: tuple[int, ...], itemsize: int) -> None:
         extent *= max(d, 1)
     if extent > MAX_ARRAY_BYTES:
         raise ValueError("bad output shape")
-
-
-def compile_submission(source: str) -> Any:
-    """The submission's code object, or the exception compiling it raised."""
-    try:
-        return compile(source, SUBMISSION_FILENAME, "exec")
-    except BaseException as exc:  # the worker reports it as its own
-        return exc
 
 
 def exited(pid: int) -> bool:

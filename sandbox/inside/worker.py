@@ -46,7 +46,6 @@ class Worker:
         self.total = sup.total
         self.param_names = list(sup.param_names)
         self.code = str(sup.job["code"])
-        self.compiled = sup.compiled
         self.function_name = str(sup.job["function_name"])
         self.result_cap = sup.result_cap
         self.outputs = sup.outputs
@@ -192,10 +191,8 @@ class Worker:
         source = self.code
         # Lets tracebacks show the submission's source lines.
         linecache.cache[SUBMISSION_FILENAME] = (len(source), None, source.splitlines(True), "")
-        code, self.compiled = self.compiled, None
         try:
-            if isinstance(code, BaseException):  # compiling failed (in the supervisor)
-                raise code
+            code = compile(source, SUBMISSION_FILENAME, "exec")
             exec(code, module.__dict__)
         except (SyntaxError, ImportError) as exc:
             self.load_failed("compile", exc)
