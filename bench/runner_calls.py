@@ -5,10 +5,12 @@ measured alternately in one process (so both see the same machine load):
 
 A lean parent (numpy imported, ``runner.preload`` done, ``gc.freeze``: what the fork server's
 zygote does) forks one runner per job and feeds it the full multi-head-attention job (examples,
-hidden cases, probes) or its first case alone. Per tree it prints the median wall time and the
-CPU of the runner's supervisor and worker together (``wait4``), their page faults, and the cost
-of each call beyond the first: ``(full - one) / (calls - 1)``. The job is this tree's encoding;
-the job format is the same for every tree that speaks its version.
+hidden cases, probes) or its first case alone, once the forked runner has done what a fork
+server's spare does before its job arrives (``runner.warm_up``, where the tree has it). Per tree
+it prints the median wall time (from the job to both processes gone) and the CPU of the
+runner's supervisor and worker together, from the fork (``wait4``, as their subreaper), their
+page faults, and the cost of each call beyond the first: ``(full - one) / (calls - 1)``. The
+job is this tree's encoding; the job format is the same for every tree that speaks its version.
 """
 
 from __future__ import annotations
@@ -40,7 +42,8 @@ for i, tree in enumerate(trees):
                     ignore=shutil.ignore_patterns("__pycache__"))
     names.append(f"tree{i}")
 sys.path.insert(0, work)
-import gc, importlib, io, mmap, select  # noqa: E401,F401
+import ctypes, gc, importlib, io, mmap, select  # noqa: E401,F401
+ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
 runners = [importlib.import_module(f"{n}.runner") for n in names]
 for r in runners:
     r.preload()
@@ -50,7 +53,6 @@ gc.freeze()
 def once(runner, job):
     r, w = os.pipe()
     r2, w2 = os.pipe()
-    start = time.perf_counter()
     pid = os.fork()
     if pid == 0:
         os.close(w)
@@ -58,11 +60,15 @@ def once(runner, job):
         os.dup2(r, 0)
         os.dup2(w2, 1)
         try:
+            if hasattr(runner, "warm_up"):  # what a fork server's spare does while it waits
+                runner.warm_up()
             runner.run_job(sys.stdin.buffer)
         finally:
             os._exit(0)
     os.close(r)
     os.close(w2)
+    time.sleep(0.005)  # a spare is forked (and warmed) before its job arrives
+    start = time.perf_counter()
     view = memoryview(job)
     while view:
         view = view[os.write(w, view):]
@@ -70,8 +76,17 @@ def once(runner, job):
     while os.read(r2, 1 << 16):
         pass
     _, _, usage = os.wait4(pid, 0)
+    cpu, faults = usage.ru_utime + usage.ru_stime, usage.ru_minflt
+    # A worker its supervisor ended without reaping it comes back here (a subreaper): its CPU
+    # counts, and the run is over once it is gone (as its pid namespace's end waits for it).
+    while True:
+        try:
+            _, _, usage = os.wait4(-1, 0)
+        except ChildProcessError:
+            break
+        cpu, faults = cpu + usage.ru_utime + usage.ru_stime, faults + usage.ru_minflt
     os.close(r2)
-    return time.perf_counter() - start, usage.ru_utime + usage.ru_stime, usage.ru_minflt
+    return time.perf_counter() - start, cpu, faults
 
 
 jobs = {k: open(f"{work}/{k}.job", "rb").read() for k in ("full", "one")}

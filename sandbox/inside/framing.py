@@ -47,7 +47,9 @@ Results (stdout), in order:
   "worker_signal": int | null, "worker_cpu_seconds": float, "output_killed": bool,
   "result_overflow": bool, "stdout": str, "stderr": str, "stdout_bytes": int,
   "stderr_bytes": int, "phases": [{"case": int | null, "stdout": str, "stderr": str}]}``
-  (``completed``: the worker reported every case; ``*_bytes``: how much was written in total,
+  (``completed``: the worker reported every case, and said ``done``: it is then ended without
+  waiting for its exit, so ``worker_exit`` and ``worker_signal`` are null and
+  ``worker_cpu_seconds`` 0; ``*_bytes``: how much was written in total,
   the text being cut at ``output_bytes``; ``phases``: the same kept text split by when it was
   printed: ``case: null`` while importing, else while that case ran or after it).
 

@@ -23,7 +23,8 @@ from .framing import (
 
 class JobReader:
     """Reads the job with exact reads. On a real file descriptor it bypasses any read-ahead
-    buffer: the cases' bytes must stay in the kernel until the supervisor asks."""
+    buffer: the cases' bytes must stay in the kernel until the supervisor asks (``read_ahead``
+    lifts that once the worker exists)."""
 
     def __init__(self, inp: BinaryIO) -> None:
         self.inp = inp
@@ -31,11 +32,31 @@ class JobReader:
             self.fd: int | None = inp.fileno()
         except (AttributeError, OSError, ValueError):
             self.fd = None
+        # What a read brought beyond what was asked for (``read_ahead``): ``spare[at:end]``.
+        self.spare: bytearray | None = None
+        self.at = self.end = 0
+
+    def read_ahead(self, size: int) -> None:
+        """From now on a read may bring up to ``size`` bytes more than asked for, kept for the
+        next reads: a case's four frames and the next cases' come in one system call, not one
+        each. Only once the worker exists, which must not have inherited any case's bytes."""
+        if self.fd is not None:
+            self.spare = bytearray(size)
 
     def readinto(self, buf: memoryview) -> None:
         pos = 0
+        spare = self.spare
+        if spare is not None and self.end > self.at:
+            pos = min(len(buf), self.end - self.at)
+            buf[:pos] = spare[self.at : self.at + pos]
+            self.at += pos
         while pos < len(buf):
-            if self.fd is not None:
+            if spare is not None:
+                n = os.readv(self.fd, [buf[pos:], spare])  # type: ignore[arg-type]
+                if n > len(buf) - pos:
+                    self.at, self.end = 0, n - (len(buf) - pos)
+                    n = len(buf) - pos
+            elif self.fd is not None:
                 n = os.readv(self.fd, [buf[pos:]])
             else:
                 n = self.inp.readinto(buf[pos:])  # type: ignore[attr-defined]
@@ -109,16 +130,22 @@ def parse_args(spec: Any, param_names: list[str], base: int, size: int, np: Any)
     if len(spec["args"]) != len(param_names):
         raise FrameError("a case has the wrong number of arguments")
     args: list[Arg] = []
+    append = args.append
+    # The order of the tests is the worker's (``worker.load_case``): a dict with several keys
+    # means the same thing on both sides.
     for pname, arg in zip(param_names, spec["args"], strict=True):
-        if isinstance(arg, dict) and type(arg.get("int")) is int:
-            args.append(arg["int"])
-            continue
-        if isinstance(arg, dict) and type(arg.get("float")) is float:
-            args.append(arg["float"])
-            continue
-        if isinstance(arg, dict) and arg.get("none") is True:
-            args.append(None)
-            continue
+        if isinstance(arg, dict):
+            value = arg.get("int")
+            if type(value) is int:
+                append(value)
+                continue
+            value = arg.get("float")
+            if type(value) is float:
+                append(value)
+                continue
+            if arg.get("none") is True:
+                append(None)
+                continue
         try:
             code = str(arg["dtype"])
             dtype = _DTYPES.get(code)
@@ -126,16 +153,16 @@ def parse_args(spec: Any, param_names: list[str], base: int, size: int, np: Any)
                 dtype = np.dtype(code)
                 if len(_DTYPES) < 64:
                     _DTYPES[code] = dtype
-            shape = tuple(int(d) for d in arg["shape"])
+            shape = tuple(map(int, arg["shape"]))
             offset = int(arg["offset"])
         except (KeyError, TypeError, ValueError) as exc:
             raise FrameError(f"a malformed argument: {exc}") from None
         if dtype.kind not in NUMERIC_KINDS or dtype.fields is not None or dtype.shape != ():
             raise FrameError(f"input dtype {dtype} is not numeric")
         nbytes = product(shape) * dtype.itemsize
-        if any(d < 0 for d in shape) or offset < 0 or offset + nbytes > size:
+        if (shape and min(shape) < 0) or offset < 0 or offset + nbytes > size:
             raise FrameError("an input lies outside its case")
-        args.append(Slot(pname, dtype, shape, base + offset, base + offset + nbytes))
+        append(Slot(pname, dtype, shape, base + offset, base + offset + nbytes))
     return args
 
 

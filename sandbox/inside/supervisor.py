@@ -60,13 +60,15 @@ from .framing import (
     product,
     write_json,
 )
-from .job import Case, JobReader, Slot, parse_args
+from .job import Arg, Case, JobReader, Slot, parse_args
 from .worker import Worker
 
 # Longest a public phase's printed text waits before it is written to the result stream.
 PROGRESS_SECONDS = 0.2
 CASE_FRAME = '{"type":"case","index":%d,"error":%s,"mutated_inputs":%s,"seconds":%s,"output":%s%s}'
 STREAMS = ("stdout", "stderr")
+# How much a read of the cases may bring beyond what it asks for (``JobReader.read_ahead``).
+READ_AHEAD = 1 << 16
 
 
 class Supervisor:
@@ -122,6 +124,7 @@ class Supervisor:
         self.decoding = False
         self.reported: set[int] = set()
         self.capture_fds: dict[int, str] = {}
+        self.capture_poll = select.poll()  # the capture pipes alone (``start_phase``)
         self.ack_fd = -1
         self.result_total = 0
         self.output_killed = False
@@ -167,23 +170,40 @@ class Supervisor:
         os.set_blocking(out_r, False)
         os.set_blocking(err_r, False)
         self.capture_fds = {out_r: "stdout", err_r: "stderr"}
+        for fd in self.capture_fds:
+            self.capture_poll.register(fd, select.POLLIN)
         # Non-blocking too: a worker that never reads its acknowledgements cannot stall us.
         os.set_blocking(ack_w, False)
         self.ack_fd = ack_w
         self.pump(pid, {res_r: "result", out_r: "stdout", err_r: "stderr"})
         os.close(ack_w)
+        if self.completed:
+            # Every case is reported: what the worker does from here on is graded by nobody.
+            # Ended, not waited for: tearing down its address space (~1-2 ms) would delay the
+            # end of the stream; its namespace's end (or its own exit) reaps it.
+            kill(pid)
+            self.finish(None, 0.0)
+            return
         _, status, usage = os.wait4(pid, 0)
         self.finish(status, usage.ru_utime + usage.ru_stime)
 
     def read_cases(self) -> None:
         """Every case's section, into the supervisor's own memory (the worker exists already)."""
         size = len(self.region)
+        self.reader.read_ahead(READ_AHEAD)
+        # Cases often share their arguments' layout (shapes, offsets): parsed and checked once.
+        # A layout is checked against its inputs' size, so that is part of the key.
+        known: dict[tuple[bytes, int], list[Arg]] = {}
         for _ in range(self.total):
             spec, inputs = self.reader.case()
             base = inputs_base(len(spec))
             if base + len(inputs) > size:
                 raise FrameError("a case does not fit the shared region")
-            args = parse_args(parse_json(spec), self.param_names, base, len(inputs), self.np)
+            args = known.get((spec, len(inputs)))
+            if args is None:
+                args = parse_args(parse_json(spec), self.param_names, base, len(inputs), self.np)
+                if len(known) < 256:
+                    known[spec, len(inputs)] = args
             self.cases.append(Case(spec, inputs, args))
         if self.reader.fd is not None:
             os.close(self.reader.fd)
@@ -224,7 +244,7 @@ class Supervisor:
         open_fds = dict(fds)
         # Checked once after the handler is in place: the worker may have exited before it was.
         worker_gone = exited(pid)
-        while open_fds and not worker_gone:
+        while open_fds and not worker_gone and not self.completed:
             waiting = any(self.unsent.values())
             for fd, _ in poller.poll(PROGRESS_SECONDS * 1000 if waiting else None):
                 if fd == wake_r:
@@ -233,9 +253,12 @@ class Supervisor:
                     worker_gone = exited(pid)
                 elif fd in open_fds and not self.drain(fd, open_fds, poller, pid):
                     continue
-            if time.monotonic() - self.progress_at >= PROGRESS_SECONDS:
+            # Only a public phase's unsent text has a deadline (no clock read at every call).
+            public_text = waiting or self.decoding
+            if public_text and time.monotonic() - self.progress_at >= PROGRESS_SECONDS:
                 self.send_progress(final=False)
-        # The worker has exited; take what its pipes hold now, not what stray children may add.
+        # The worker has exited or reported every case (and flushed its streams before): take
+        # what its pipes hold now, not what stray children (or its own threads) may add.
         for fd in list(open_fds):
             os.set_blocking(fd, False)
             try:
@@ -254,6 +277,7 @@ class Supervisor:
         if not data:
             poller.unregister(fd)
             del open_fds[fd]
+            self.stop_capture(fd)
             os.close(fd)
             return False
         if stream == "result":
@@ -354,7 +378,13 @@ class Supervisor:
                 },
             )
         elif mtype == "done" and self.current == self.total - 1:
-            self.completed = True
+            # Only once the last case is reported: the worker is ended at ``done``.
+            self.completed = self.total == 0 or self.current in self.reported
+
+    def stop_capture(self, fd: int) -> None:
+        """A capture pipe at its end (closed by ``drain``): no more polls of it."""
+        if self.capture_fds.pop(fd, None) is not None:
+            self.capture_poll.unregister(fd)
 
     def start_phase(
         self, index: Any, pid: int, open_fds: dict[int, str], poller: select.poll
@@ -363,11 +393,21 @@ class Supervisor:
         case's inputs (and only those) and let the worker call it."""
         if type(index) is not int or index != self.current + 1 or index >= self.total:
             return
-        for fd in list(self.capture_fds):
-            # Bounded: a flood ends with the output kill, which closes the pipe.
-            while fd in open_fds and not self.output_killed:
-                if not self.drain(fd, open_fds, poller, pid):
-                    break
+        # One poll says whether either capture pipe holds anything (most calls print nothing),
+        # rather than a read of each. Bounded: a flood ends with the output kill.
+        capture = self.capture_poll
+        while not self.output_killed:
+            ready = capture.poll(0)
+            if not ready:
+                break
+            took = False
+            for fd, _ in ready:
+                if fd in open_fds:
+                    took = self.drain(fd, open_fds, poller, pid) or took
+                else:
+                    self.stop_capture(fd)
+            if not took:
+                break
         if self.decoding:
             self.send_progress(final=True)
         self.phases.append((index, {"stdout": bytearray(), "stderr": bytearray()}))
@@ -585,9 +625,10 @@ class Supervisor:
             raise ValueError("output bytes do not match its shape")
         return npy_header(descr, shape)
 
-    def finish(self, status: int, cpu: float) -> None:
-        exit_code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
-        sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
+    def finish(self, status: int | None, cpu: float) -> None:
+        """The end message; ``status`` None: the worker reported every case and was ended."""
+        exit_code = os.WEXITSTATUS(status) if status is not None and os.WIFEXITED(status) else None
+        sig = os.WTERMSIG(status) if status is not None and os.WIFSIGNALED(status) else None
         write_json(
             self.out,
             {

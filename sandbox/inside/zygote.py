@@ -39,9 +39,10 @@ job or touches any submission code,
    zygote's devpts instance would be shared by every run), drops every capability but
    CAP_SYS_ADMIN and CAP_SETPCAP (bounding set included), sets no_new_privs and installs the
    seccomp filter but its mount rule, sends one byte on the run socket so the host learns its
-   host pid (SCM_CREDENTIALS) and moves it into the run's cgroup, then waits for the go-ahead.
-   The host may prime runs this far ahead of demand (spares): nothing of a submission exists yet,
-   and most of the confinement's cost is paid before one does;
+   host pid (SCM_CREDENTIALS) and moves it into the run's cgroup, runs the runner's warm-up
+   (``runner.warm_up``: the page faults of reading a job's header, on a made-up one), then waits
+   for the go-ahead. The host may prime runs this far ahead of demand (spares): nothing of a
+   submission exists yet, and most of the confinement's cost is paid before one does;
 3. the go-ahead is ``G``, a 4-byte big-endian length and a JSON object ``{"rlimits": [[resource,
    soft, hard]], "tmpfs_bytes": int}``: G mounts a fresh tmpfs of that size on /tmp, drops its
    last two capabilities, installs the mount rule (so no mount, unshare or setns from then on) and
@@ -221,6 +222,10 @@ def _supervise(run_fd: int, err_fd: int, mapped_fd: int, bpf: tuple[bytes, bytes
     _install_seccomp(early)
     run = socket.socket(fileno=run_fd)
     run.sendall(b"R")  # the host reads our pid from this message's credentials
+    from . import runner
+
+    with contextlib.suppress(Exception):  # only a head start: never a reason to fail
+        runner.warm_up()  # while the host moves us into the run's cgroup and we wait
     # Moved into the run's cgroup. Anything but a go-ahead (e.g. the socket closed because the
     # host let this spare go): end here.
     head = _recv_exact(run, GO.size)
