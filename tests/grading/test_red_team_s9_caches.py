@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from app.assignments.cases import personal
 from app.grading.calls import CALLS
 from app.grading.pipeline import build_request, grade_submission
 from app.grading.verdicts import Verdict
@@ -120,3 +121,31 @@ def test_output_headers_seen_before_never_change_how_a_later_output_is_read() ->
     # A header that is not a plain one is left to np.load, seen once or many times.
     odd = _npy("<f8", (2,), np.zeros(2).tobytes()).replace(b"False", b"True ")
     assert wire._load_plain_npy(odd) is None and wire._load_plain_npy(odd) is None
+
+
+def test_one_student_s_cached_calls_are_never_another_s(mha: Problem) -> None:
+    """Per-student hidden cases go through the same caches: once one student's calls and
+    sections are cached, another student's job (same problem, same test set version, same
+    case names) holds only that student's own hidden inputs, exactly as encoded from scratch;
+    and the first student's job is served from the cache unchanged."""
+    assert mha.hidden_from_seed is not None
+    base = mha.examples + mha.hidden
+    first = personal(base, mha, 1111)
+    second = personal(base, mha, 2222)
+    job_first = wire.encode_job(build_request(mha, CORRECT, first))
+    job_second = wire.encode_job(build_request(mha, CORRECT, second))
+    hidden_first = {c.name: c for c in first if c.visibility == "hidden"}
+    assert hidden_first
+    for case in second:
+        if case.visibility != "hidden":
+            continue
+        mine, theirs = case.inputs["Q"], hidden_first[case.name].inputs["Q"]
+        assert isinstance(mine, np.ndarray) and isinstance(theirs, np.ndarray)
+        assert not np.array_equal(mine, theirs)  # the control: the sets differ
+        assert np.ascontiguousarray(theirs).tobytes() not in job_second
+        assert np.ascontiguousarray(mine).tobytes() in job_second
+    assert wire.encode_job(build_request(mha, CORRECT, first)) == job_first
+    CALLS.clear()
+    wire.SECTIONS.clear()
+    assert wire.encode_job(build_request(mha, CORRECT, second)) == job_second
+    assert wire.encode_job(build_request(mha, CORRECT, first)) == job_first

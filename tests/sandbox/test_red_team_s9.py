@@ -11,10 +11,14 @@ import json
 import secrets
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from app.grading.pipeline import build_request, grade_submission
+from app.grading.verdicts import Verdict
+from app.problems.loader import Problem
 from sandbox.backends.bwrap import BwrapSandbox
 from sandbox.backends.forkserver import ForkServerSandbox
 from sandbox.protocol import CaseArgs, Limits, RunRequest, RunResult
@@ -22,6 +26,8 @@ from tests.sandbox.conftest import AlwaysForked
 from tests.sandbox.helpers import FAST, assert_grader_still_works, visible_text
 
 pytestmark = pytest.mark.timeout(180)
+
+CORPUS = Path(__file__).resolve().parents[1] / "grading" / "corpus"
 
 ROOMY = Limits(
     cpu_seconds=10,
@@ -238,6 +244,7 @@ def test_frames_and_text_after_done_never_reach_the_report(forked: AlwaysForked)
     started = time.monotonic()
     result = forked.run(request(AFTER_DONE, cases, ROOMY))
     took = time.monotonic() - started
+    assert result.status == "ok", result.message  # completed by the forged done
     text = public_text(result, len(cases) - len(hidden))
     assert "LATE" in result.stdout  # the control: the floods ran
     for a in hidden:
@@ -320,3 +327,58 @@ def test_a_mostly_waiting_run_holds_its_worker_at_most_twice_the_wall_clock(
     assert result.status == "time_limit_exceeded", result.message
     assert "wall-clock" in result.message
     assert took < WALL.wall_seconds * most + 1.0, took
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the grace is granted on the run's CPU usage (a quarter of a core), not on its having "
+    "waited for a CPU: a run that sleeps two thirds of its time on an idle machine gets twice "
+    "its wall clock (20 s of a grading worker at the catalog's limits, was 10 s)",
+)
+def test_a_run_that_chooses_to_wait_on_an_idle_machine_gets_no_grace(
+    forked: AlwaysForked,
+) -> None:
+    """The grace is for a run held back by a busy machine. Alone on the machine (nothing else
+    runs in this test), a run whose thread computes a third of each 10 ms and sleeps the rest
+    was never held back: it is to end at its wall clock, as a sleeping one does."""
+    started = time.monotonic()
+    result = forked.run(request(DUTY % 0.35, [(np.ones(2), 1, True)], WALL))
+    took = time.monotonic() - started
+    assert result.status == "time_limit_exceeded", result.message
+    assert took < WALL.wall_seconds + 1.0, took
+
+
+def test_frames_and_text_after_done_never_reach_the_student_s_report(
+    forked: AlwaysForked, problems: dict[str, Problem]
+) -> None:
+    """The same floods through the whole grader, on the real problem: the report (what the
+    API returns and the page shows) has no hidden input byte and none of the forged text."""
+    problem = problems["multi-head-attention"]
+    correct = (CORPUS / "correct_reshape.py").read_text()
+    code = (
+        correct.replace("def multi_head_attention(", "def _solve(")
+        + AFTER_DONE.replace("def f(a, n):", "def _f(a, n):")
+        + """
+_calls = [0]
+
+
+def multi_head_attention(Q, K, V, W_q, W_k, W_v, W_o, num_heads):
+    _calls[0] += 1
+    if _calls[0] >= LAST_CALL - 1:  # the last two calls (hidden): then done
+        _f(Q, _calls[0])
+    return _solve(Q, K, V, W_q, W_k, W_v, W_o, num_heads)
+"""
+    )
+    total = len(build_request(problem, code, problem.examples + problem.hidden).cases)
+    code = code.replace("LAST_CALL", str(total))
+    report = grade_submission(problem, code, forked.server)
+    # The floods forge errors for the last two calls (a probe's and the repeated call's, which
+    # prove nothing); every hidden test keeps its true result.
+    assert report.verdict == Verdict.ACCEPTED, report.verdict
+    shown = report.model_dump_json()
+    assert "LEAK" not in shown and "LATE" not in shown, shown[:2000]
+    for case in problem.hidden:
+        q = case.inputs["Q"]
+        assert isinstance(q, np.ndarray)
+        assert q.tobytes()[:8].hex() not in shown
+    assert_grader_still_works(forked)
