@@ -259,7 +259,7 @@ def test_frames_and_text_after_done_never_reach_the_report(forked: AlwaysForked)
     assert_grader_still_works(forked)
 
 
-# Every case has the same layout (shapes, offsets, n): the same spec bytes, other inputs.
+# Cases sharing a layout (shapes, offsets, n): the same spec bytes, other inputs.
 SAME_LAYOUT = """
 _seen = []
 
@@ -274,12 +274,14 @@ def test_cases_sharing_a_layout_each_get_their_own_inputs(forked: AlwaysForked) 
     """The supervisor parses a layout once per (spec bytes, size) and the worker once per spec
     bytes: cases with byte-identical specs still each see their own inputs, and a view kept
     from an earlier call reads only the current case's bytes."""
-    arrays = [np.full((3, 2), float(i)) for i in range(1, 6)]
+    # (3, 2) and (2, 3): specs of the same length, not the same bytes.
+    arrays = [np.full((3, 2) if i % 3 else (2, 3), float(i)) for i in range(1, 8)]
     cases = [(a, 2, i >= 2) for i, a in enumerate(arrays)]
     result = forked.run(request(SAME_LAYOUT, cases))
     assert result.status == "ok", result.message
     for a, case in zip(arrays, result.cases, strict=True):
-        assert case.output is not None
+        assert isinstance(case.output, np.ndarray)
+        assert case.output.shape == a.shape
         np.testing.assert_array_equal(case.output, a * 2)
 
 
