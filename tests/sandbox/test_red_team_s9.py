@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import secrets
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -384,3 +385,68 @@ def multi_head_attention(Q, K, V, W_q, W_k, W_v, W_o, num_heads):
         assert isinstance(q, np.ndarray)
         assert q.tobytes()[:8].hex() not in shown
     assert_grader_still_works(forked)
+
+
+# Signals everything it may reach, again and again, and lists what it sees of other processes.
+KILLER = """
+import os, signal, time
+
+
+def f(a, n):
+    seen = set()
+    until = time.monotonic() + 1.5
+    while time.monotonic() < until:
+        for sig in (signal.SIGKILL, signal.SIGSTOP, signal.SIGTERM):
+            try:
+                os.kill(-1, sig)
+            except OSError:
+                pass
+        seen.update(p for p in os.listdir('/proc') if p.isdigit())
+        time.sleep(0.01)
+    print('SEEN', len(seen), flush=True)
+    return a
+"""
+
+
+def test_a_spare_primed_while_a_hostile_run_goes_on_is_out_of_its_reach() -> None:
+    """While a run is in flight the fork server primes a spare for the next one: a run that
+    signals everything it can for as long as it lasts reaches neither that spare nor the
+    run that then starts from it."""
+    server = ForkServerSandbox(BwrapSandbox(), spares=1)
+    try:
+        assert server.wait_ready()
+        deadline = time.monotonic() + 10
+        while server.spares_ready() < 1 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        code = KILLER
+        first = server.run(request(code, [(np.ones(2), 1, False)]))
+        assert first.status == "ok", first.message
+        assert "SEEN" in first.stdout
+        assert int(first.stdout.split()[1]) <= 2, first.stdout  # its supervisor and itself
+        # The spare the first run took was replaced while it ran (one per run in flight).
+        deadline = time.monotonic() + 10
+        while server.spares_ready() < 1 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        spares = server.spare_runs
+        second = server.run(request(SAME_LAYOUT, [(np.ones((3, 2)), 2, True)]))
+        assert server.spare_runs == spares + 1, "the second run did not start from a spare"
+        assert second.status == "ok", second.message
+        assert second.cases[0].output is not None
+        np.testing.assert_array_equal(second.cases[0].output, np.full((3, 2), 2.0))
+        # Two at once: the hostile one beside a run primed while it goes on.
+        results: dict[str, RunResult] = {}
+
+        def hostile() -> None:
+            results["hostile"] = server.run(request(code, [(np.ones(2), 1, False)]))
+
+        thread = threading.Thread(target=hostile)
+        thread.start()
+        time.sleep(0.3)
+        for _ in range(5):
+            beside = server.run(request(SAME_LAYOUT, [(np.ones((3, 2)), 2, True)]))
+            assert beside.status == "ok", beside.message
+        thread.join(timeout=60)
+        assert results["hostile"].status == "ok", results["hostile"].message
+        assert server.leftovers() == []
+    finally:
+        server.close()
