@@ -15,7 +15,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from sandbox.protocol import CaseError, Limits, RunRequest, RunResult
@@ -75,12 +75,42 @@ CPU_OVERHEAD_SECONDS = 0.5
 # The shortest pause between two readings of a run's CPU time near the end of its budget.
 CPU_CHECK_SECONDS = 0.01
 # The wall clock is there to end a run that waits (sleeps, blocks) rather than computes. A run
-# that computed at least BUSY_SHARE of a core until its wall-clock limit was held back by a busy
-# machine (more runs than cores, each runs' quota one core), not waiting: it gets up to
-# WALL_GRACE times the limit, its CPU limit ending it if it is heavy, so a grading's verdict
-# does not depend on how many others ran beside it.
+# that shared the machine (more runs of this process watched at once than it has cores, each
+# run's quota one core) and still computed at least BUSY_SHARE of a core until its wall-clock
+# limit was held back by the others, not waiting: it gets up to WALL_GRACE times the limit, its
+# CPU limit ending it if it is heavy, so a grading's verdict does not depend on how many others
+# ran beside it. Alone on the machine the wall clock is strict: whether others ran is the
+# host's count, which the submission cannot raise (its CPU use it can).
 BUSY_SHARE = 0.25
 WALL_GRACE = 2.0
+
+
+class _Watched:
+    """The runs this process watches at once (``CpuBudget.watching``), and for each the most
+    that ran beside it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._budgets: set[CpuBudget] = set()
+        self.cores = len(os.sched_getaffinity(0))
+
+    def enter(self, budget: CpuBudget) -> None:
+        with self._lock:
+            self._budgets.add(budget)
+            count = len(self._budgets)
+            for other in self._budgets:
+                other.most_beside = max(other.most_beside, count)
+
+    def leave(self, budget: CpuBudget) -> None:
+        with self._lock:
+            self._budgets.discard(budget)
+
+    def count(self) -> int:
+        with self._lock:
+            return len(self._budgets)
+
+
+WATCHED = _Watched()
 
 
 class CpuBudget:
@@ -99,6 +129,7 @@ class CpuBudget:
         self._base = usage() or 0.0
         self.started = time.monotonic()
         self.graced = False
+        self.most_beside = 0  # the most runs watched at once while this one was (itself too)
         self.used = 0.0
         self._next = time.monotonic() + self._wait()
 
@@ -109,10 +140,19 @@ class CpuBudget:
             self.used = max(self.used, now - self._base)
         return self.used > self.seconds
 
+    @contextlib.contextmanager
+    def watching(self) -> Iterator[CpuBudget]:
+        """While the host watches the run: counted among the runs sharing the machine."""
+        WATCHED.enter(self)
+        try:
+            yield self
+        finally:
+            WATCHED.leave(self)
+
     def grace(self, deadline: float) -> float | None:
-        """At the wall clock's ``deadline``: the later one a run still computing gets (once,
-        ``WALL_GRACE``), or None when it is to end now."""
-        if self.graced:
+        """At the wall clock's ``deadline``: the later one a run that shared the machine and
+        is still computing gets (once, ``WALL_GRACE``), or None when it is to end now."""
+        if self.graced or self.most_beside <= WATCHED.cores:
             return None
         self.graced = True
         self.exceeded()
@@ -301,7 +341,23 @@ def read_streams(
     frame has arrived or both are closed, or until the wall clock's ``deadline``, more than
     ``cap`` result bytes, a notice on ``oom_fd`` (the run cgroup's ``oom_watch``) or the end of
     its ``cpu`` budget: from then on nothing the run does is graded. The caller ends the run.
-    A run still computing at the deadline gets until ``WALL_GRACE`` times its wall clock."""
+    A run that shared the machine and still computes at the deadline gets until ``WALL_GRACE``
+    times its wall clock (``CpuBudget.grace``)."""
+    if cpu is None:
+        return _read_streams(out_fd, err_fd, deadline=deadline, cap=cap, oom_fd=oom_fd)
+    with cpu.watching():
+        return _read_streams(out_fd, err_fd, deadline=deadline, cap=cap, oom_fd=oom_fd, cpu=cpu)
+
+
+def _read_streams(
+    out_fd: int,
+    err_fd: int,
+    *,
+    deadline: float,
+    cap: int,
+    oom_fd: int | None = None,
+    cpu: CpuBudget | None = None,
+) -> Streams:
     out = bytearray()
     err = bytearray()
     streams = Streams(b"", b"")

@@ -295,7 +295,8 @@ class DockerSandbox:
                 started = time.monotonic()
                 deadline = started + limits.wall_seconds
                 cpu = CpuBudget(limits, self._cpu_usage(container), CPU_CORES)
-                raw = _exchange(conn, job, cap, deadline, cpu)
+                with cpu.watching():
+                    raw = _exchange(conn, job, cap, deadline, cpu)
                 # A run that ended between two readings may still have gone past its budget.
                 raw.cpu_exceeded = raw.cpu_exceeded or cpu.exceeded()
             finally:
