@@ -21,12 +21,21 @@ from sandbox.protocol import CaseArgs
 _Key = tuple[int, ...]
 
 
+def _nbytes(calls: Sequence[CaseArgs]) -> int:
+    return sum(getattr(v, "nbytes", 0) for call in calls for v in call.args.values())
+
+
 class CallsCache:
-    def __init__(self, size: int) -> None:
+    """At most ``size`` test sets and ``max_bytes`` of their arrays (an entry holds its cases
+    alive: personal test sets of a large class, or seed-sized cases, must not pile up)."""
+
+    def __init__(self, size: int, max_bytes: int) -> None:
         self.size = size
+        self.max_bytes = max_bytes
         self._lock = threading.Lock()
+        self._bytes = 0
         self._entries: OrderedDict[
-            _Key, tuple[Problem, tuple[TestCase, ...], tuple[CaseArgs, ...]]
+            _Key, tuple[Problem, tuple[TestCase, ...], tuple[CaseArgs, ...], int]
         ] = OrderedDict()
 
     def get(
@@ -49,18 +58,31 @@ class CallsCache:
                 self._entries.move_to_end(key)
                 return entry[2]
         calls = tuple(build())
+        size = _nbytes(calls)
+        if size > self.max_bytes:
+            return calls
         with self._lock:
-            self._entries[key] = (problem, tuple(cases), calls)
-            self._entries.move_to_end(key)
-            while len(self._entries) > self.size:
-                self._entries.popitem(last=False)
+            old = self._entries.pop(key, None)
+            if old is not None:
+                self._bytes -= old[3]
+            while self._entries and (
+                len(self._entries) >= self.size or self._bytes + size > self.max_bytes
+            ):
+                self._bytes -= self._entries.popitem(last=False)[1][3]
+            self._entries[key] = (problem, tuple(cases), calls, size)
+            self._bytes += size
         return calls
+
+    def held_bytes(self) -> int:
+        with self._lock:
+            return self._bytes
 
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
+            self._bytes = 0
 
 
 # A few test sets per problem are live at once (the current version, an assignment's
-# personal sets, "Run examples"'s public part).
-CALLS = CallsCache(size=128)
+# personal sets, "Run examples"'s public part); as many bytes as the encoded sections' cache.
+CALLS = CallsCache(size=128, max_bytes=64 << 20)

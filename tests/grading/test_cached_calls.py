@@ -89,3 +89,28 @@ def test_a_reloaded_problem_gets_its_own_sections(tmp_path: Path, mha: Problem):
     job_after = job(after, cases_after)
     assert job_after != job_before
     assert job_after == fresh_job(after, cases_after)
+
+
+def test_the_calls_held_stay_under_their_byte_bound(mha: Problem):
+    """An entry keeps its cases' arrays alive: personal test sets of a large class must not
+    pile up past the bound, the oldest goes first, and a set larger than it is never held."""
+    from app.grading.calls import CallsCache
+    from sandbox.protocol import CaseArgs
+
+    def calls(kib: int) -> tuple[CaseArgs, ...]:
+        return (CaseArgs(name="c", args={"Q": np.zeros(kib * 128)}),)  # kib KiB of float64
+
+    cache = CallsCache(size=128, max_bytes=100 * 1024)
+    cases = tuple(mha.hidden[:1])
+    # Four test sets: the same case under distinct problem objects (the key is their identity).
+    owners = [object() for _ in range(4)]
+    first = cache.get(owners[0], cases, lambda: calls(40))  # type: ignore[arg-type]
+    cache.get(owners[1], cases, lambda: calls(40))  # type: ignore[arg-type]
+    assert cache.held_bytes() == 80 * 1024
+    cache.get(owners[2], cases, lambda: calls(40))  # type: ignore[arg-type]
+    assert cache.held_bytes() == 80 * 1024  # the oldest went
+    rebuilt = cache.get(owners[0], cases, lambda: calls(40))  # type: ignore[arg-type]
+    assert rebuilt is not first
+    huge = cache.get(owners[3], cases, lambda: calls(200))  # type: ignore[arg-type]
+    assert cache.get(owners[3], cases, lambda: calls(200)) is not huge  # type: ignore[arg-type]
+    assert cache.held_bytes() <= 100 * 1024
