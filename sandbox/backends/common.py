@@ -343,63 +343,50 @@ def read_streams(
     its ``cpu`` budget: from then on nothing the run does is graded. The caller ends the run.
     A run that shared the machine and still computes at the deadline gets until ``WALL_GRACE``
     times its wall clock (``CpuBudget.grace``)."""
-    if cpu is None:
-        return _read_streams(out_fd, err_fd, deadline=deadline, cap=cap, oom_fd=oom_fd)
-    with cpu.watching():
-        return _read_streams(out_fd, err_fd, deadline=deadline, cap=cap, oom_fd=oom_fd, cpu=cpu)
-
-
-def _read_streams(
-    out_fd: int,
-    err_fd: int,
-    *,
-    deadline: float,
-    cap: int,
-    oom_fd: int | None = None,
-    cpu: CpuBudget | None = None,
-) -> Streams:
-    out = bytearray()
-    err = bytearray()
-    streams = Streams(b"", b"")
-    frames = EndFrameScanner()
-    open_fds = {out_fd, err_fd}
-    poller = select.poll()
-    for fd in (*open_fds, *([oom_fd] if oom_fd is not None else [])):
-        poller.register(fd, select.POLLIN)
-    while open_fds and not frames.ended and not streams.oom and not streams.overflow:
-        if cpu is not None and cpu.due_and_exceeded():
+    # Counted among the runs sharing the machine while it is watched (``CpuBudget.grace``).
+    with cpu.watching() if cpu is not None else contextlib.nullcontext():
+        out = bytearray()
+        err = bytearray()
+        streams = Streams(b"", b"")
+        frames = EndFrameScanner()
+        open_fds = {out_fd, err_fd}
+        poller = select.poll()
+        for fd in (*open_fds, *([oom_fd] if oom_fd is not None else [])):
+            poller.register(fd, select.POLLIN)
+        while open_fds and not frames.ended and not streams.oom and not streams.overflow:
+            if cpu is not None and cpu.due_and_exceeded():
+                streams.cpu_exceeded = True
+                break
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                later = cpu.grace(deadline) if cpu is not None else None
+                if later is None:
+                    streams.timed_out = True
+                    break
+                deadline = later
+                continue
+            for fd, _ in poller.poll((cpu.timeout(remaining) if cpu else remaining) * 1000):
+                if fd == oom_fd:
+                    streams.oom = True
+                    break
+                try:
+                    chunk = os.read(fd, 1 << 16)
+                except ConnectionResetError:  # it died with its job unread: as good as closed
+                    chunk = b""
+                if not chunk:
+                    poller.unregister(fd)
+                    open_fds.discard(fd)
+                elif fd == out_fd:
+                    out += chunk
+                    streams.overflow = len(out) > cap
+                    frames.scan(out)
+                elif len(err) < SANDBOX_STDERR_CAP:
+                    err += chunk[: SANDBOX_STDERR_CAP - len(err)]
+        streams.out, streams.err = bytes(out[:cap]), bytes(err)
+        # A run that ended between two readings may still have gone past its budget.
+        if cpu is not None and not streams.cpu_exceeded and cpu.exceeded():
             streams.cpu_exceeded = True
-            break
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            later = cpu.grace(deadline) if cpu is not None else None
-            if later is None:
-                streams.timed_out = True
-                break
-            deadline = later
-            continue
-        for fd, _ in poller.poll((cpu.timeout(remaining) if cpu else remaining) * 1000):
-            if fd == oom_fd:
-                streams.oom = True
-                break
-            try:
-                chunk = os.read(fd, 1 << 16)
-            except ConnectionResetError:  # it died with its job unread: as good as closed
-                chunk = b""
-            if not chunk:
-                poller.unregister(fd)
-                open_fds.discard(fd)
-            elif fd == out_fd:
-                out += chunk
-                streams.overflow = len(out) > cap
-                frames.scan(out)
-            elif len(err) < SANDBOX_STDERR_CAP:
-                err += chunk[: SANDBOX_STDERR_CAP - len(err)]
-    streams.out, streams.err = bytes(out[:cap]), bytes(err)
-    # A run that ended between two readings may still have gone past its budget.
-    if cpu is not None and not streams.cpu_exceeded and cpu.exceeded():
-        streams.cpu_exceeded = True
-    return streams
+        return streams
 
 
 def _feed(proc: subprocess.Popen[bytes], job: bytes) -> None:

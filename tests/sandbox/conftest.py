@@ -106,6 +106,17 @@ def fork_server(bwrap_sandbox: BwrapSandbox) -> Iterator[ForkServerSandbox]:
     server.close()
 
 
+@pytest.fixture(scope="module")
+def forked() -> Iterator[AlwaysForked]:
+    """A fork server of the module's own, every run forked: attack modules that may damage it
+    (kill its zygote, flood it) share it with no other module."""
+    server = ForkServerSandbox(BwrapSandbox())
+    try:
+        yield AlwaysForked(server)
+    finally:
+        server.close()
+
+
 @pytest.fixture
 def own_fork_server(bwrap_sandbox: BwrapSandbox) -> Iterator[ForkServerSandbox]:
     """A ready fork server of the test's own: for tests that count its runs, kill its zygote

@@ -12,7 +12,6 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -26,15 +25,6 @@ from tests.sandbox.helpers import FAST, phased_request
 from tests.sandbox.test_call_frames import TOOLS
 
 pytestmark = pytest.mark.timeout(180)
-
-
-@pytest.fixture(scope="module")
-def forked() -> Iterator[AlwaysForked]:
-    server = ForkServerSandbox(BwrapSandbox())
-    try:
-        yield AlwaysForked(server)
-    finally:
-        server.close()
 
 
 def probe(

@@ -11,7 +11,6 @@ import json
 import secrets
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -30,25 +29,9 @@ pytestmark = pytest.mark.timeout(180)
 
 CORPUS = Path(__file__).resolve().parents[1] / "grading" / "corpus"
 
-ROOMY = Limits(
-    cpu_seconds=10,
-    wall_seconds=20,
-    memory_mb=512,
-    max_processes=32,
-    output_bytes=65536,
-    file_bytes=1024 * 1024,
-    tmpfs_mb=4,
-    result_bytes=8 * 1024 * 1024,
+ROOMY = FAST.model_copy(
+    update={"cpu_seconds": 10, "wall_seconds": 20, "memory_mb": 512, "output_bytes": 65536}
 )
-
-
-@pytest.fixture(scope="module")
-def forked() -> Iterator[AlwaysForked]:
-    server = ForkServerSandbox(BwrapSandbox())
-    try:
-        yield AlwaysForked(server)
-    finally:
-        server.close()
 
 
 def request(
@@ -305,16 +288,7 @@ def f(a, n):
     return a
 """
 
-WALL = Limits(
-    cpu_seconds=20,
-    wall_seconds=2,
-    memory_mb=256,
-    max_processes=32,
-    output_bytes=4096,
-    file_bytes=1024 * 1024,
-    tmpfs_mb=4,
-    result_bytes=8 * 1024 * 1024,
-)
+WALL = FAST.model_copy(update={"cpu_seconds": 20, "wall_seconds": 2})
 
 
 @pytest.mark.parametrize(("share", "most"), [(0.05, 1.0), (0.35, 2.0)])

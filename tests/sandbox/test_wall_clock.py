@@ -13,11 +13,11 @@ import pytest
 
 from sandbox.backends.common import WALL_GRACE, WATCHED
 from sandbox.backends.forkserver import ForkServerSandbox
-from sandbox.protocol import Limits, RunResult, Sandbox
+from sandbox.protocol import RunResult, Sandbox
 from tests.sandbox.helpers import FAST, run
 
 WALL = 1.0
-LIMITS = Limits(**(FAST.model_dump() | {"cpu_seconds": 8, "wall_seconds": WALL}))
+LIMITS = FAST.model_copy(update={"cpu_seconds": 8, "wall_seconds": WALL})
 
 
 def _spends(seconds: float, how: str) -> str:
