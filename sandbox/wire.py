@@ -12,8 +12,6 @@ import io
 import json
 import math
 import re
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
@@ -21,6 +19,7 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from sandbox.identity_cache import IdentityCache
 from sandbox.inside.errors import MAX_BASES, MAX_MESSAGE, MAX_TRACEBACK, MAX_TYPE_NAME
 from sandbox.inside.framing import (
     BLOB_KIND,
@@ -44,7 +43,7 @@ def encode_job(request: RunRequest) -> bytes:
     ``framing``). The header holds nothing of any case but how many there are, how many
     of them are public and the largest case's size."""
     names = request.param_names
-    sections = [SECTIONS.get(case, names) for case in request.cases]
+    sections = [case_section(case, names) for case in request.cases]
     limits = request.limits
     header: dict[str, Any] = {
         "version": JOB_VERSION,
@@ -70,59 +69,26 @@ def encode_job(request: RunRequest) -> bytes:
     return b"".join(parts)
 
 
-class SectionCache:
-    """Encoded case sections, by the ``CaseArgs`` object they encode.
+def _section_bytes(section: tuple[bytes, bytes]) -> int:
+    return len(section[0]) + len(section[1])
 
-    A grader sends the same test set's cases with every submission: the host reuses one
-    ``CaseArgs`` per case of a test set (``app.grading.pipeline``), so a section is encoded once
-    per test set rather than once per run. The key is the object itself, held here so that its
-    id cannot be reused by another while the entry lives; a new test set version, a reloaded
-    problem or a request built from scratch has new objects, hence new entries. What makes this
-    sound: a case's arguments are never changed in place once a request holds them.
-    """
 
-    def __init__(self, max_bytes: int) -> None:
-        self.max_bytes = max_bytes
-        self._lock = threading.Lock()
-        self._bytes = 0
-        self._entries: OrderedDict[int, tuple[CaseArgs, tuple[str, ...], bytes, bytes]] = (
-            OrderedDict()
-        )
+# Encoded case sections, by the ``CaseArgs`` object they encode (and the parameter names): the
+# host reuses one ``CaseArgs`` per case of a test set (``app.grading.calls``), so a section is
+# encoded once per test set rather than once per run. Sound because a case's arguments are
+# never changed in place once a request holds them. A catalog test set's sections are a few
+# hundred KiB; an instructor's seed-sized case ~11 MiB.
+SECTIONS: IdentityCache[tuple[bytes, bytes]] = IdentityCache(
+    max_entries=4096, max_bytes=64 << 20, size=_section_bytes
+)
 
-    def get(self, case: CaseArgs, names: Sequence[str]) -> tuple[bytes, bytes]:
-        """``_section(case, names)``, from the cache when this very object was encoded with
-        the same parameter names."""
-        key = id(case)
-        names = tuple(names)
-        with self._lock:
-            entry = self._entries.get(key)
-            if entry is not None and entry[0] is case and entry[1] == names:
-                self._entries.move_to_end(key)
-                return entry[2], entry[3]
+
+def case_section(case: CaseArgs, names: Sequence[str]) -> tuple[bytes, bytes]:
+    def make() -> tuple[bytes, bytes]:
         spec, inputs = _section(case, names)
-        blob = bytes(inputs)
-        size = len(spec) + len(blob)
-        if size > self.max_bytes:
-            return spec, blob
-        with self._lock:
-            old = self._entries.pop(key, None)
-            if old is not None:
-                self._bytes -= len(old[2]) + len(old[3])
-            while self._entries and self._bytes + size > self.max_bytes:
-                _, evicted = self._entries.popitem(last=False)
-                self._bytes -= len(evicted[2]) + len(evicted[3])
-            self._entries[key] = (case, names, spec, blob)
-            self._bytes += size
-        return spec, blob
+        return spec, bytes(inputs)
 
-    def clear(self) -> None:
-        with self._lock:
-            self._entries.clear()
-            self._bytes = 0
-
-
-# A catalog test set's sections are a few hundred KiB; an instructor's seed-sized case ~11 MiB.
-SECTIONS = SectionCache(max_bytes=64 * 1024 * 1024)
+    return SECTIONS.get((case,), tuple(names), make)
 
 
 def _json(obj: object) -> bytes:

@@ -7,7 +7,7 @@ import time
 from collections.abc import Sequence
 
 from app.grading import determinism, explain
-from app.grading.calls import CALLS
+from app.grading.calls import calls_of
 from app.grading.compare import RUN_SECONDS_STEP, compare_cases, rounded, score, verdict
 from app.grading.diagnose import diagnose
 from app.grading.faulttable import fault_table
@@ -34,7 +34,7 @@ def build_request(problem: Problem, code: str, cases: Sequence[TestCase]) -> Run
         function_name=spec.function_name,
         param_names=[p.name for p in spec.params],
         outputs=len(spec.outputs) if spec.multiple_outputs else None,
-        cases=list(CALLS.get(problem, cases, lambda: _calls(problem, cases))),
+        cases=list(calls_of(problem, cases, lambda: _calls(problem, cases))),
         limits=run_limits(problem),
     )
 

@@ -39,8 +39,8 @@ def test_reused_calls_are_encoded_once(mha: Problem):
     again = build_request(mha, CODE + "# other code\n", mha.examples + mha.hidden)
     assert all(a is b for a, b in zip(first.cases, again.cases, strict=True))
     names = first.param_names
-    _, blob = wire.SECTIONS.get(first.cases[0], names)
-    assert wire.SECTIONS.get(again.cases[0], names)[1] is blob
+    _, blob = wire.case_section(first.cases[0], names)
+    assert wire.case_section(again.cases[0], names)[1] is blob
     cached = wire.encode_job(again)
     CALLS.clear()
     wire.SECTIONS.clear()
@@ -91,26 +91,14 @@ def test_a_reloaded_problem_gets_its_own_sections(tmp_path: Path, mha: Problem):
     assert job_after == fresh_job(after, cases_after)
 
 
-def test_the_calls_held_stay_under_their_byte_bound(mha: Problem):
-    """An entry keeps its cases' arrays alive: personal test sets of a large class must not
-    pile up past the bound, the oldest goes first, and a set larger than it is never held."""
-    from app.grading.calls import CallsCache
-    from sandbox.protocol import CaseArgs
-
-    def calls(kib: int) -> tuple[CaseArgs, ...]:
-        return (CaseArgs(name="c", args={"Q": np.zeros(kib * 128)}),)  # kib KiB of float64
-
-    cache = CallsCache(size=128, max_bytes=100 * 1024)
-    cases = tuple(mha.hidden[:1])
-    # Four test sets: the same case under distinct problem objects (the key is their identity).
-    owners = [object() for _ in range(4)]
-    first = cache.get(owners[0], cases, lambda: calls(40))  # type: ignore[arg-type]
-    cache.get(owners[1], cases, lambda: calls(40))  # type: ignore[arg-type]
-    assert cache.held_bytes() == 80 * 1024
-    cache.get(owners[2], cases, lambda: calls(40))  # type: ignore[arg-type]
-    assert cache.held_bytes() == 80 * 1024  # the oldest went
-    rebuilt = cache.get(owners[0], cases, lambda: calls(40))  # type: ignore[arg-type]
-    assert rebuilt is not first
-    huge = cache.get(owners[3], cases, lambda: calls(200))  # type: ignore[arg-type]
-    assert cache.get(owners[3], cases, lambda: calls(200)) is not huge  # type: ignore[arg-type]
-    assert cache.held_bytes() <= 100 * 1024
+def test_the_calls_held_are_counted_by_their_arrays_bytes(mha: Problem):
+    """An entry keeps its cases' arrays alive, so the calls cache is bounded by their bytes
+    (``IdentityCache``'s bound, tested in tests/sandbox/test_identity_cache.py)."""
+    CALLS.clear()
+    request = build_request(mha, CODE, mha.examples + mha.hidden)
+    arrays = sum(
+        v.nbytes for call in request.cases for v in call.args.values() if hasattr(v, "nbytes")
+    )
+    assert arrays > 0
+    assert CALLS.held_bytes() == arrays
+    assert CALLS.max_bytes < 1 << 30

@@ -73,7 +73,7 @@ def test_a_run_that_writes_over_its_inputs_changes_no_later_run_s_job(
     )
     request = build_request(mha, CORRECT, cases)
     for case in request.cases:
-        spec, blob = wire.SECTIONS.get(case, request.param_names)
+        spec, blob = wire.case_section(case, request.param_names)
         assert type(spec) is bytes and type(blob) is bytes  # nothing can write into them
     assert wire.encode_job(request) == before
     for live, copy in arrays:
