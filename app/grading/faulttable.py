@@ -281,21 +281,14 @@ class FaultTable:
         prepared: list[np.ndarray | None] = []
         for j, (column, output) in enumerate(zip(self.columns, outputs, strict=True)):
             prepared.append(None)
-            if column.raised is not None and raised is not None and raised[j] is not None:
-                exact[:, j] = near[:, j] = column.raised == raised[j]
+            decided = _by_exception(column, raised[j] if raised is not None else None)
+            if decided is not None:
+                exact[:, j] = near[:, j] = decided
                 continue
-            if column.crashes is not None and raised is not None and raised[j] is not None:
-                exact[:, j] = near[:, j] = column.crashes
+            values = _flattened(column, output)
+            if values is None:
                 continue
-            if output is None or output.shape != column.shape:
-                continue
-            flat = np.asarray(output, dtype=np.float64).ravel()
-            finite = np.isfinite(flat)
-            if finite.all():  # the usual case: the per-row masks were computed with the table
-                same_mask = column.all_finite
-            else:
-                same_mask = (column.finite == finite).all(axis=1)
-                flat = np.where(finite, flat, 0.0)
+            flat, same_mask = values
             near_cap = 2 * self.low_precision * column.scale
             prepared[j] = flat
             if column.filled.size <= PRUNE_ABOVE:  # a small table: one pass costs less
@@ -340,24 +333,17 @@ class FaultTable:
         for j, (column, output) in enumerate(zip(self.columns, outputs, strict=True)):
             if not ok.any():
                 break
-            if column.raised is not None and raised is not None and raised[j] is not None:
-                ok &= column.raised[rows] == raised[j]
+            decided = _by_exception(column, raised[j] if raised is not None else None)
+            if decided is not None:
+                ok &= decided[rows]
                 continue
-            if column.crashes is not None and raised is not None and raised[j] is not None:
-                ok &= column.crashes[rows]
-                continue
-            if output is None or output.shape != column.shape:
+            values = _flattened(column, output)
+            if values is None:
                 ok[:] = False
                 break
-            flat = np.asarray(output, dtype=np.float64).ravel()
-            finite = np.isfinite(flat)
-            if finite.all():
-                same = column.all_finite[rows]
-            else:
-                same = (column.finite[rows] == finite).all(axis=1)
-                flat = np.where(finite, flat, 0.0)
+            flat, same = values
             diff = np.abs(column.filled[rows] - flat)
-            ok &= same & (diff <= column.tolerance[rows]).all(axis=1)
+            ok &= same[rows] & (diff <= column.tolerance[rows]).all(axis=1)
         return ok
 
     def smallest(self, ok: npt.ArrayLike) -> list[Combo]:
@@ -518,3 +504,30 @@ def fault_table(problem: Problem) -> FaultTable:
                 _tables.popitem(last=False)
         _tables.move_to_end(key)
         return table
+
+
+def _by_exception(column: ProbeColumn, raised: str | None) -> np.ndarray | None:
+    """Per row, whether it reproduces a probe call that raised ``raised``, where the exception
+    decides: a probe that expects an error (its type must match) or one a combination crashes
+    on; None where the output's values decide."""
+    if raised is None:
+        return None
+    if column.raised is not None:
+        same: np.ndarray = column.raised == raised
+        return same
+    return column.crashes
+
+
+def _flattened(
+    column: ProbeColumn, output: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """The output flattened with non-finite entries as 0, and per row whether the row's
+    non-finite entries sit exactly where the output's do; None when it cannot match (no output,
+    or the wrong shape)."""
+    if output is None or output.shape != column.shape:
+        return None
+    flat = np.asarray(output, dtype=np.float64).ravel()
+    finite = np.isfinite(flat)
+    if finite.all():  # the usual case: the per-row masks were computed with the table
+        return flat, column.all_finite
+    return np.where(finite, flat, 0.0), (column.finite == finite).all(axis=1)
