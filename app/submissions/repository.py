@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, cast
 
@@ -21,6 +22,7 @@ from sqlalchemy import (
     and_,
     bindparam,
     case,
+    exists,
     func,
     insert,
     literal_column,
@@ -36,6 +38,17 @@ from app.db.base import utcnow
 from app.submissions.models import Grading, Submission, SubmissionEvent
 
 EVENTS = cast(Table, SubmissionEvent.__table__)
+
+
+@dataclass(frozen=True)
+class AdmissionCounts:
+    recent: int  # the client's submissions created since the rate window began
+    oldest: datetime | None  # the oldest of them
+    active: int  # queued or running, every client's (what ``GRADER_QUEUE_MAX`` caps)
+    queued: int  # waiting for a grader, every client's
+    client_running: bool  # the client has one being graded
+
+
 # session.info key: {submission id: event kinds} this transaction wrote (see
 # app.submissions.notices.announce_event_commits, which wakes their event streams on commit).
 EVENTS_WRITTEN = "tensorjudge.events_written"
@@ -97,20 +110,21 @@ class SubmissionRepository:
 
     def recent_by_client(self, client: str, since: datetime) -> tuple[int, datetime | None]:
         """How many submissions ``client`` created since ``since``, and the oldest of them."""
-        count, oldest, _ = self.admission_counts(client, since)
-        return count, oldest
+        counts = self.admission_counts(client, since)
+        return counts.recent, counts.oldest
 
-    def admission_counts(self, client: str, since: datetime) -> tuple[int, datetime | None, int]:
-        """What accepting a submission checks, in one round trip: ``recent_by_client`` and
-        ``count_active``."""
+    def admission_counts(self, client: str, since: datetime) -> AdmissionCounts:
+        """What accepting a submission checks, in one round trip (``AdmissionCounts``)."""
         stmt = _statement(("admission",), _admission_statement)
         params = {"p_client": client, "p_since": since}
-        count, oldest, active_count = self._connection().execute(stmt, params).one()
+        count, oldest, active, queued, running = self._connection().execute(stmt, params).one()
         if isinstance(oldest, str):  # SQLite returns aggregates of timestamps as text
             oldest = datetime.fromisoformat(oldest)
         if oldest is not None and oldest.tzinfo is None:
             oldest = oldest.replace(tzinfo=utcnow().tzinfo)
-        return int(count or 0), oldest, int(active_count or 0)
+        return AdmissionCounts(
+            int(count or 0), oldest, int(active or 0), int(queued or 0), bool(running)
+        )
 
     def events_after(self, submission_id: str, after_seq: int) -> Sequence[SubmissionEvent]:
         """The submission's events numbered above ``after_seq``, in order."""
@@ -136,6 +150,27 @@ class SubmissionRepository:
         interleave with it, and a client with nothing pending joins the current round: it is
         served after at most one grading per client already in that round, not after floods.
         Concurrent inserts may share a round; creation order breaks the tie."""
+        self._insert(submission, [("status", {"status": QUEUED})])
+
+    def add_claimed(
+        self, submission: Submission, token: str, worker: str, lease: timedelta
+    ) -> None:
+        """Insert a new submission already claimed under ``token``: for a grader that is idle
+        when nothing is queued ahead and the client has nothing running (what ``claim_next``
+        would then take first), the insert and the claim are one transaction. Its row and
+        events end as a claim leaves them. Raises IntegrityError when a concurrent claim gave
+        the client a running submission first (the database allows one per client)."""
+        now = utcnow()
+        submission.status = RUNNING
+        submission.attempts = 1
+        submission.lease_token = token
+        submission.lease_expires_at = now + lease
+        submission.worker = worker
+        submission.started_at = now
+        started = {"status": RUNNING, "attempt": 1}
+        self._insert(submission, [("status", {"status": QUEUED}), ("status", started)])
+
+    def _insert(self, submission: Submission, events: list[tuple[str, dict[str, Any]]]) -> None:
         connection = self._connection()
         turn = connection.execute(
             _statement(("turn",), _turn_statement), {"p_client": submission.client}
@@ -143,7 +178,7 @@ class SubmissionRepository:
         submission.turn = int(turn)
         stmt = _statement(("insert", "submissions"), lambda: insert(SUBMISSIONS))
         connection.execute(stmt, [_insert_values(submission)])
-        self.add_events(submission.id, [("status", {"status": QUEUED})], last=0)
+        self.add_events(submission.id, events, last=0)
 
     def add_event(self, submission_id: str, kind: str, data: dict[str, Any]) -> None:
         self.add_events(submission_id, [(kind, data)])
@@ -468,10 +503,14 @@ def _admission_statement() -> Any:
         row.client == bindparam("p_client"), row.created_at >= bindparam("p_since")
     )
     active = _active_count()
+    queued = select(func.count()).where(row.status == _QUEUED_SQL)
+    running = exists().where(row.client == bindparam("p_client"), row.status == _RUNNING_SQL)
     return select(
         recent.scalar_subquery(),
         recent.with_only_columns(func.min(row.created_at)).scalar_subquery(),
         active.scalar_subquery(),
+        queued.scalar_subquery(),
+        running,
     )
 
 

@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from app.auth.deps import Instructor, OptionalPrincipal
 from app.auth.tokens import Principal
-from app.core import events, metrics
+from app.core import metrics
 from app.core.bodies import BodyCap, read_capped
 from app.core.errors import ApiError, error_responses, first_error
 from app.core.threads import in_thread
@@ -192,7 +192,6 @@ async def accept_submission(
         submission = accepted.submission
         if not accepted.replayed:
             metrics.accepted(submission.mode, time.perf_counter() - began)
-            events.state_changed(submission.id, problem_id, "queued", mode=submission.mode)
         response.headers["Location"] = _location(submission.id)
         if accepted.replayed:
             response.headers["Idempotent-Replayed"] = "true"

@@ -15,6 +15,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.auth.tokens import Principal
+from app.core import events
 from app.core.config import Settings
 from app.core.errors import ApiError
 from app.db.base import utcnow
@@ -32,10 +33,27 @@ QUEUE_FULL_RETRY_AFTER_SECONDS = 5
 SAFETY_POLL_SECONDS = 5.0
 
 
+class Handoff(Protocol):
+    """An idle grader of this process, set aside for one submission being accepted: given the
+    submission claimed in the transaction that inserts it (``give``), or let go (``cancel``)."""
+
+    worker: str  # the name the claim records
+    lease: timedelta
+
+    def give(self, submission: Submission, token: str) -> None: ...
+
+    def cancel(self) -> None: ...
+
+
 class Dispatcher(Protocol):
     """Tells the graders that a committed submission is waiting."""
 
     def dispatch(self, submission_id: str) -> None: ...
+
+    def reserve(self) -> Handoff | None:
+        """An idle grader for the submission about to be accepted, or None (none idle, or
+        the graders are other processes)."""
+        ...
 
 
 class SubmissionView(Protocol):
@@ -76,12 +94,20 @@ class Admission(Protocol):
 # Inserts refused because a concurrent submission took the same graded attempt, retried with a
 # fresh admission; each retry sees the winner's committed row.
 ATTEMPT_RETRIES = 8
+# Why ``_create`` did not accept: try again.
+_ATTEMPT_TAKEN = object()
+_CLAIM_REFUSED = object()
 
 
 @dataclass(frozen=True)
 class Accepted:
     submission: Submission
     replayed: bool  # an Idempotency-Key retry: the submission already existed
+
+
+@dataclass(frozen=True)
+class Claimed(Accepted):
+    """Accepted and handed to an idle grader in the same transaction."""
 
 
 def queue_full() -> ApiError:
@@ -219,18 +245,30 @@ class SubmissionService:
         """``submission_id``: the id a new row gets (a caller that watches for its completion
         before it is dispatched chooses it); a fresh UUID by default. ``admit``: see
         ``Admission``; without it the row belongs to no account or assignment."""
+        # A grader idle now takes the submission in its inserting transaction (one commit and
+        # one thread wake-up less than queueing it), unless that would pass someone by.
+        direct = True
         for _ in range(ATTEMPT_RETRIES):
-            accepted = self._create(
-                problem_id,
-                body,
-                client=client,
-                idempotency_key=idempotency_key,
-                submission_id=submission_id,
-                user_id=user_id,
-                admit=admit,
-            )
-            if accepted is not None:
+            handoff = self.dispatcher.reserve() if direct else None
+            given = False
+            try:
+                accepted = self._create(
+                    problem_id,
+                    body,
+                    client=client,
+                    idempotency_key=idempotency_key,
+                    submission_id=submission_id,
+                    user_id=user_id,
+                    admit=admit,
+                    handoff=handoff,
+                )
+                given = isinstance(accepted, Claimed)
+            finally:
+                if handoff is not None and not given:
+                    handoff.cancel()
+            if isinstance(accepted, Accepted):
                 return accepted
+            direct = accepted is not _CLAIM_REFUSED
         raise ApiError(
             409, "attempt_conflict", "too many concurrent submissions; retry", "graded_attempt"
         )
@@ -245,8 +283,12 @@ class SubmissionService:
         submission_id: str | None,
         user_id: int | None,
         admit: Admission | None,
-    ) -> Accepted | None:
-        """None: a concurrent submission took the same graded attempt; try again."""
+        handoff: Handoff | None,
+    ) -> Accepted | object:
+        """``_ATTEMPT_TAKEN``: a concurrent submission took the same graded attempt;
+        ``_CLAIM_REFUSED``: a concurrent claim gave the client a running submission first.
+        Either way, try again (the second time queued). ``handoff``: given the submission
+        inserted claimed (answered as ``Claimed``), else left to the caller to cancel."""
         check_code(body.code, self.settings.max_code_bytes)
         digest = request_digest(problem_id, body, admit.scope if admit is not None else None)
         with self.sessions() as session:
@@ -257,9 +299,9 @@ class SubmissionService:
                     return Accepted(_same_request(existing, digest), replayed=True)
             window = timedelta(seconds=self.settings.rate_window_seconds)
             now = utcnow()
-            recent, oldest, active = repo.admission_counts(client, now - window)
-            self._check_rate(recent, oldest, now)
-            if active >= self.settings.queue_max:
+            counts = repo.admission_counts(client, now - window)
+            self._check_rate(counts.recent, counts.oldest, now)
+            if counts.active >= self.settings.queue_max:
                 raise queue_full()
             owner = admit(session, now, body) if admit is not None else Owner(user_id=user_id)
             submission = Submission(
@@ -279,8 +321,17 @@ class SubmissionService:
                 run=1,
                 created_at=utcnow(),
             )
+            # Claimed at once only where the fair order would take it next: nothing queued
+            # (the first claimable kinds: a dead worker's run is re-queued first by the sweep)
+            # and its client with nothing running (a client's runs never overlap).
+            token = None
+            if handoff is not None and counts.queued == 0 and not counts.client_running:
+                token = str(uuid.uuid4())
             try:
-                repo.add(submission)
+                if token is not None and handoff is not None:
+                    repo.add_claimed(submission, token, handoff.worker, handoff.lease)
+                else:
+                    repo.add(submission)
                 session.commit()
             except IntegrityError:
                 # A concurrent retry with the same key won the insert: answer with its row.
@@ -290,9 +341,15 @@ class SubmissionService:
                     existing = repo.find_by_idempotency_key(client, idempotency_key)
                 if existing is not None:
                     return Accepted(_same_request(existing, digest), replayed=True)
+                if token is not None:
+                    return _CLAIM_REFUSED
                 if owner.graded_attempt is not None:
-                    return None
+                    return _ATTEMPT_TAKEN
                 raise
+        events.state_changed(submission.id, problem_id, QUEUED, mode=submission.mode)
+        if token is not None and handoff is not None:
+            handoff.give(submission, token)
+            return Claimed(submission, replayed=False)
         self._dispatch(submission.id)
         return Accepted(submission, replayed=False)
 

@@ -85,6 +85,9 @@ class CeleryDispatcher:
         self._sessions = sessions
         self._celery = make_celery(settings)
 
+    def reserve(self) -> None:
+        return None  # the graders are the Celery workers' processes
+
     def dispatch(self, submission_id: str) -> None:
         self._celery.send_task(TASK_NAME, args=[submission_id], queue=QUEUE_NAME)
         with self._sessions() as session:

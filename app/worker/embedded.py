@@ -8,13 +8,17 @@ every ``queued`` row is picked up in fair order (``SubmissionRepository.claim_ne
 
 from __future__ import annotations
 
+import collections
 import logging
 import threading
 import time
+from dataclasses import dataclass
+from datetime import timedelta
 
 from app.core import events, metrics
-from app.submissions.repository import SubmissionRepository
-from app.worker.grader import GradingContext, claim_and_grade, next_claimable
+from app.submissions.models import Submission
+from app.submissions.repository import RUNNING, SubmissionRepository
+from app.worker.grader import GradingContext, claim_and_grade, grade_claimed, next_claimable
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +37,11 @@ class EmbeddedPool:
         # A count may outlive its submission (claimed by a thread that read rather than took a
         # dispatch): that costs a read per grading, as if nothing were counted.
         self._missed = 0
+        # Threads waiting for work, the part of them set aside for submissions being accepted
+        # (``reserve``), and the submissions those were given, claimed already.
+        self._idle = 0
+        self._reserved = 0
+        self._handed: collections.deque[_Handed] = collections.deque()
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
 
@@ -50,19 +59,51 @@ class EmbeddedPool:
         reaper.start()
         self._threads.append(reaper)
 
+    @property
+    def idle(self) -> int:
+        """Threads waiting for work now (tests, operators)."""
+        with self._wake:
+            return self._idle
+
     def dispatch(self, submission_id: str) -> None:
         self._notify(1)
+
+    def reserve(self) -> _Reservation | None:
+        """Set an idle thread aside for a submission being accepted, if one is idle beyond
+        those already promised (a dispatch, a reservation, a submission handed over)."""
+        with self._wake:
+            promised = self._pending + self._reserved + len(self._handed)
+            if self._stop.is_set() or self._idle <= promised:
+                return None
+            self._reserved += 1
+        return _Reservation(self, self._ctx.name, self._ctx.lease)
+
+    def _hand(self, handed: _Handed | None) -> None:
+        """A reservation ends: with its submission (claimed) for a thread, or with none."""
+        with self._wake:
+            self._reserved -= 1
+            if handed is not None:
+                self._handed.append(handed)
+                self._wake.notify()
 
     def _notify(self, count: int) -> None:
         with self._wake:
             self._pending += count
             self._wake.notify(count)
 
-    def _woken(self, timeout: float) -> bool:
-        """Take one dispatch, waiting up to ``timeout`` for it; False if there was none."""
+    def _woken(self, timeout: float) -> _Handed | bool:
+        """Take a submission handed over, else one dispatch, waiting up to ``timeout`` for
+        either; False if there was none."""
         with self._wake:
-            if self._pending == 0 and timeout > 0 and not self._stop.is_set():
-                self._wake.wait(timeout)
+            idle = not self._handed and self._pending == 0 and timeout > 0
+            if idle and not self._stop.is_set():
+                self._idle += 1
+                try:
+                    self._wake.wait(timeout)
+                finally:
+                    self._idle -= 1
+            if self._handed:
+                return self._handed.popleft()
             if self._pending > 0:
                 self._pending -= 1
                 return True
@@ -84,23 +125,32 @@ class EmbeddedPool:
         # claim that finds nothing is still a write transaction, and would take SQLite's write
         # lock for nothing. At start-up nothing was dispatched yet: a read finds what the last
         # process left.
-        dispatched, look, missed = False, True, False
+        dispatched: _Handed | bool = False
+        look, missed = True, False
         while not self._stop.is_set():
             try:
-                if dispatched or (look and self._claimable_exists()):
+                outcome = None
+                if isinstance(dispatched, _Handed):
+                    outcome = self._grade_handed(dispatched)
+                elif dispatched or (look and self._claimable_exists()):
                     outcome = claim_and_grade(self._ctx)
-                    if outcome is not None:
-                        dispatched = self._woken(0)
-                        missed = not dispatched and self._take_missed()
-                        look = missed or outcome is False
-                        continue
-                    if dispatched:
+                    if outcome is None and dispatched:
                         self._miss()
+                if outcome is not None:
+                    dispatched = self._woken(0)
+                    missed = not dispatched and self._take_missed()
+                    look = missed or outcome is False
+                    continue
                 if missed:
                     self._miss()  # still waiting behind its client's grading
             except Exception:
                 log.exception("embedded grader step failed")
             dispatched, look, missed = self._woken(poll), True, False
+
+    def _grade_handed(self, handed: _Handed) -> bool:
+        submission = handed.submission
+        events.state_changed(submission.id, submission.problem_id, RUNNING, attempt=1)
+        return grade_claimed(self._ctx, submission, handed.token, handed.claimed)
 
     def _miss(self) -> None:
         with self._wake:
@@ -132,3 +182,30 @@ class EmbeddedPool:
                 for submission_id in requeued:
                     events.state_changed(submission_id, None, "requeued", reason="lease_expired")
                 self._notify(len(requeued))
+
+
+@dataclass(frozen=True)
+class _Handed:
+    submission: Submission
+    token: str
+    claimed: float  # time.perf_counter() when it was given
+
+
+class _Reservation:
+    """``Handoff`` of the pool: one idle thread set aside, ended once (given or cancelled)."""
+
+    def __init__(self, pool: EmbeddedPool, worker: str, lease: timedelta) -> None:
+        self._pool: EmbeddedPool | None = pool
+        self.worker = worker
+        self.lease = lease
+
+    def give(self, submission: Submission, token: str) -> None:
+        self._end(_Handed(submission, token, time.perf_counter()))
+
+    def cancel(self) -> None:
+        self._end(None)
+
+    def _end(self, handed: _Handed | None) -> None:
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool._hand(handed)

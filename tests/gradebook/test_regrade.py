@@ -120,6 +120,9 @@ def test_regrade_skips_running_and_stops_at_a_full_queue(
         def dispatch(self, submission_id: str) -> None:
             """The embedded pool still polls the database; nothing else to tell."""
 
+        def reserve(self) -> None:
+            return None
+
     settings = api.app.state.settings.model_copy(update={"queue_max": 2})  # type: ignore[attr-defined]
     out = regrade_all(
         GradebookService(sessions, {}), SubmissionService(settings, sessions, Nowhere()), course, a
