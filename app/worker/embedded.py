@@ -8,7 +8,6 @@ every ``queued`` row is picked up in fair order (``SubmissionRepository.claim_ne
 
 from __future__ import annotations
 
-import collections
 import logging
 import threading
 import time
@@ -27,9 +26,9 @@ class EmbeddedPool:
     def __init__(self, ctx: GradingContext, size: int) -> None:
         self._ctx = ctx
         self._size = size
+        self._lock = threading.Lock()
         # Dispatches not yet taken by a thread: each wakes one idle thread at once, so the
         # database is only polled (with a read, not a claim) as a safety net.
-        self._wake = threading.Condition()
         self._pending = 0
         # Dispatches that found their client busy: their submission waits for that client's
         # grading to end. A grading ends with a read for claimable work only while one is
@@ -37,11 +36,10 @@ class EmbeddedPool:
         # A count may outlive its submission (claimed by a thread that read rather than took a
         # dispatch): that costs a read per grading, as if nothing were counted.
         self._missed = 0
-        # Threads waiting for work, the part of them set aside for submissions being accepted
-        # (``reserve``), and the submissions those were given, claimed already.
-        self._idle = 0
-        self._reserved = 0
-        self._handed: collections.deque[_Handed] = collections.deque()
+        # Threads waiting for work, most recently idle last; one set aside for a submission
+        # being accepted (``reserve``) leaves this list, so nothing else wakes it.
+        self._idle: list[_Waiter] = []
+        self._waiting: set[_Waiter] = set()  # those and the ones set aside (``stop``)
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
 
@@ -61,59 +59,75 @@ class EmbeddedPool:
 
     @property
     def idle(self) -> int:
-        """Threads waiting for work now (tests, operators)."""
-        with self._wake:
-            return self._idle
+        """Threads waiting for work now, not set aside (tests, operators)."""
+        with self._lock:
+            return len(self._idle)
 
     def dispatch(self, submission_id: str) -> None:
         self._notify(1)
 
     def reserve(self) -> _Reservation | None:
-        """Set an idle thread aside for a submission being accepted, if one is idle beyond
-        those already promised (a dispatch, a reservation, a submission handed over)."""
-        with self._wake:
-            promised = self._pending + self._reserved + len(self._handed)
-            if self._stop.is_set() or self._idle <= promised:
+        """Set an idle thread aside for a submission being accepted; None if none is idle."""
+        with self._lock:
+            if self._stop.is_set() or not self._idle:
                 return None
-            self._reserved += 1
-        return _Reservation(self, self._ctx.name, self._ctx.lease)
+            waiter = self._idle.pop()
+            waiter.reserved = True
+        return _Reservation(self, waiter, self._ctx.name, self._ctx.lease)
 
-    def _hand(self, handed: _Handed | None) -> None:
-        """A reservation ends: with its submission (claimed) for a thread, or with none."""
-        with self._wake:
-            self._reserved -= 1
-            if handed is not None:
-                self._handed.append(handed)
-                self._wake.notify()
+    def _hand(self, waiter: _Waiter, handed: _Handed | None) -> None:
+        """A reservation ends: its thread gets the submission (claimed), or is let go."""
+        with self._lock:
+            waiter.handed = handed
+            waiter.reserved = False
+        waiter.woken.set()
 
     def _notify(self, count: int) -> None:
-        with self._wake:
+        with self._lock:
             self._pending += count
-            self._wake.notify(count)
+            woken = [self._idle.pop() for _ in range(min(count, len(self._idle)))]
+        for waiter in woken:
+            waiter.woken.set()
 
     def _woken(self, timeout: float) -> _Handed | bool:
-        """Take a submission handed over, else one dispatch, waiting up to ``timeout`` for
-        either; False if there was none."""
-        with self._wake:
-            idle = not self._handed and self._pending == 0 and timeout > 0
-            if idle and not self._stop.is_set():
-                self._idle += 1
-                try:
-                    self._wake.wait(timeout)
-                finally:
-                    self._idle -= 1
-            if self._handed:
-                return self._handed.popleft()
+        """A submission handed to this thread, else one dispatch taken, waiting up to
+        ``timeout`` for either; False if there was none."""
+        with self._lock:
             if self._pending > 0:
                 self._pending -= 1
                 return True
-            return False
+            if timeout <= 0 or self._stop.is_set():
+                return False
+            waiter = _Waiter()
+            self._idle.append(waiter)
+            self._waiting.add(waiter)
+        try:
+            waiter.woken.wait(timeout)
+            with self._lock:
+                if waiter in self._idle:
+                    self._idle.remove(waiter)  # nobody woke it: its time was up
+            # Set aside: the accepting transaction ends in milliseconds, with its submission
+            # or a release, and only then is the thread free again.
+            while waiter.reserved and not self._stop.is_set():
+                waiter.woken.wait(1.0)
+        finally:
+            with self._lock:
+                self._waiting.discard(waiter)
+        if waiter.handed is not None:
+            return waiter.handed
+        with self._lock:
+            if self._pending > 0:
+                self._pending -= 1
+                return True
+        return False
 
     def stop(self, timeout: float = 5.0) -> None:
         """Stop taking work. Submissions still being graded are re-queued by the next start."""
         self._stop.set()
-        with self._wake:
-            self._wake.notify_all()
+        with self._lock:
+            waiting = list(self._waiting)
+        for waiter in waiting:
+            waiter.woken.set()
         deadline = time.monotonic() + timeout
         for thread in self._threads:
             thread.join(max(0.0, deadline - time.monotonic()))
@@ -153,11 +167,11 @@ class EmbeddedPool:
         return grade_claimed(self._ctx, submission, handed.token, handed.claimed)
 
     def _miss(self) -> None:
-        with self._wake:
+        with self._lock:
             self._missed += 1
 
     def _take_missed(self) -> bool:
-        with self._wake:
+        with self._lock:
             if self._missed == 0:
                 return False
             self._missed -= 1
@@ -191,11 +205,21 @@ class _Handed:
     claimed: float  # time.perf_counter() when it was given
 
 
-class _Reservation:
-    """``Handoff`` of the pool: one idle thread set aside, ended once (given or cancelled)."""
+class _Waiter:
+    """An idle thread's place: woken alone, by a dispatch or by what it was set aside for."""
 
-    def __init__(self, pool: EmbeddedPool, worker: str, lease: timedelta) -> None:
+    def __init__(self) -> None:
+        self.woken = threading.Event()
+        self.reserved = False
+        self.handed: _Handed | None = None
+
+
+class _Reservation:
+    """``Handoff`` of the pool: one idle thread set aside, ended once (given or let go)."""
+
+    def __init__(self, pool: EmbeddedPool, waiter: _Waiter, worker: str, lease: timedelta) -> None:
         self._pool: EmbeddedPool | None = pool
+        self._waiter = waiter
         self.worker = worker
         self.lease = lease
 
@@ -208,4 +232,4 @@ class _Reservation:
     def _end(self, handed: _Handed | None) -> None:
         pool, self._pool = self._pool, None
         if pool is not None:
-            pool._hand(handed)
+            pool._hand(self._waiter, handed)

@@ -176,22 +176,40 @@ def test_a_replayed_request_lets_its_grader_go(sessions, tmp_path):
     assert len(recorder.given) == 1 and recorder.cancelled == 1 and recorder.idle == 1
 
 
+def wait_idle(pool: EmbeddedPool, count: int) -> None:
+    deadline = time.monotonic() + 10
+    while pool.idle != count and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert pool.idle == count
+
+
 def test_the_pool_sets_aside_only_threads_that_wait(make_client: MakeClient):
     api = make_client(workers=2, poll_seconds=5.0)
     pool = api.app.state.dispatcher  # type: ignore[attr-defined]
     assert isinstance(pool, EmbeddedPool)
-    deadline = time.monotonic() + 10
-    while pool.idle < 2 and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_idle(pool, 2)
     first, second = pool.reserve(), pool.reserve()
     assert first is not None and second is not None
-    assert pool.reserve() is None  # both promised
+    assert pool.reserve() is None and pool.idle == 0  # both set aside
+    # A dispatch cannot wake a thread set aside: nobody takes it until one is let go.
+    [queued] = add_queued(api.app.state.sessions, 1)  # type: ignore[attr-defined]
+    pool.dispatch(queued)
+    time.sleep(0.3)
+    assert status_of(api, queued) == "queued"
     first.cancel()
-    first.cancel()  # ending twice frees one place, once
-    third = pool.reserve()
-    assert third is not None and pool.reserve() is None
+    first.cancel()  # ending twice lets one thread go, once
+    deadline = time.monotonic() + 10
+    while status_of(api, queued) == "queued" and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert status_of(api, queued) != "queued"
     second.cancel()
-    third.cancel()
+    wait_idle(pool, 2)
+
+
+def status_of(api: Any, submission_id: str) -> str:
+    with api.app.state.sessions() as session:
+        found = session.get(Submission, submission_id)
+        return str(found.status)
 
 
 def test_a_submission_accepted_while_a_grader_waits_is_graded_without_a_claim(
@@ -207,9 +225,7 @@ def test_a_submission_accepted_while_a_grader_waits_is_graded_without_a_claim(
             claims.append(statement)
 
     event.listen(engine, "before_cursor_execute", seen)
-    deadline = time.monotonic() + 10
-    while pool.idle < 2 and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_idle(pool, 2)
     done = api.post(URL, params={"wait": 30}, json={"code": CORRECT}).json()
     assert done["status"] == "done" and done["verdict"] == "accepted"
     assert done["attempts"] == 1
