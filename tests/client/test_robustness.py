@@ -94,6 +94,22 @@ def test_a_cut_event_stream_resumes_where_it_stopped(grader: Grader):
     assert statuses.count("running") == 1, f"no event is seen twice: {statuses}"
 
 
+def test_each_status_is_shown_once_in_order(grader: Grader):
+    # An idle grader takes a submission as it is accepted, so its answer may already say
+    # "running" while its event stream starts from "queued": shown once each, never backwards.
+    statuses: list[str] = []
+
+    def seen(kind: str, data: dict[str, object]) -> None:
+        if kind == "status":
+            statuses.append(str(data["status"]))
+
+    with Judge(grader.url) as judge:
+        result = judge.submit(PROBLEM, variant("correct", 2718), on_event=seen)
+    assert result.accepted
+    order = ["queued", "running", "done"]
+    assert statuses == sorted(set(statuses), key=order.index), statuses
+
+
 def test_every_request_has_a_timeout():
     with silent_server() as url, Judge(url, timeout=1, retries=1) as judge:
         started = time.monotonic()

@@ -155,11 +155,12 @@ class Judge:
             headers={"Idempotency-Key": key},
             idempotent=True,
         )
+        status = str(created.get("status", "queued"))
         if on_event is not None:
-            on_event("status", {"status": created.get("status", "queued")})
-        if created.get("status") == "done":
+            on_event("status", {"status": status})
+        if status == "done":
             return Result(created)
-        return self.follow(str(created["id"]), on_event=on_event, wait=wait)
+        return self.follow(str(created["id"]), on_event=on_event, wait=wait, shown=status)
 
     def run(
         self,
@@ -181,9 +182,12 @@ class Judge:
         *,
         on_event: EventHandler | None = None,
         wait: float = DEFAULT_WAIT,
+        shown: str | None = None,
     ) -> Result:
         """Reads the submission's event stream until its result, reconnecting after a dropped
-        connection where it left off (``Last-Event-ID``)."""
+        connection where it left off (``Last-Event-ID``). ``shown``: the status the caller has
+        shown already (the submission's answer said it): the stream tells its story from the
+        start, and its statuses up to that one are not passed on again."""
         deadline = time.monotonic() + wait
         path = _path("api/submissions", submission_id) + "/events"
         last_id = ""
@@ -203,6 +207,12 @@ class Judge:
                             continue
                         if event.event == "result":
                             return Result(data)
+                        if event.event == "status" and shown is not None:
+                            status = data.get("status") if isinstance(data, dict) else None
+                            if _no_later(status, shown):
+                                shown = None if status == shown else shown
+                                continue
+                            shown = None
                         if on_event is not None and isinstance(data, dict):
                             on_event(event.event, data)
                         if time.monotonic() > deadline:
@@ -330,3 +340,17 @@ class Judge:
             "problem folder and cannot be removed here)",
             status=404,
         )
+
+
+# A submission's statuses in the order it goes through them (a retry starts again at queued).
+LIFECYCLE = {"queued": 0, "running": 1, "done": 2}
+
+
+def _no_later(status: object, shown: str) -> bool:
+    """Whether ``status`` comes no later than ``shown`` in a submission's life."""
+    return (
+        isinstance(status, str)
+        and status in LIFECYCLE
+        and shown in LIFECYCLE
+        and LIFECYCLE[status] <= LIFECYCLE[shown]
+    )
