@@ -2,8 +2,8 @@
 
 Dropout left on, or any unseeded randomness, makes a function answer the same inputs
 differently, and then no output of it can be checked or explained. The run repeats one call as
-its very last, a hidden one: the first public example without an expected error (else the first
-probe), with the same inputs. The two outputs are compared here, outside the sandbox, and only
+its very last, a hidden one: the largest public example without an expected error (else the
+first probe), with the same inputs. The two outputs are compared here, outside the sandbox, and only
 whether they differ is reported, in the grader's own words: the repeat is a hidden call, so
 nothing it returned (values, sizes, how far apart) reaches the student.
 """
@@ -42,11 +42,19 @@ _DIAGNOSIS = Diagnosis(
 
 
 def repeated(cases: Sequence[TestCase], probes: Sequence[Probe]) -> tuple[str, Inputs] | None:
-    """The call to repeat, as (its name, its inputs): one that should return outputs."""
-    for case in cases:
-        if case.visibility == "public" and case.raises is None:
-            return case.name, case.inputs
+    """The call to repeat, as (its name, its inputs): one that should return outputs, with as
+    many input values as the public cases offer (the first of the largest). Randomness over a
+    few values repeats by chance: dropout over a 3x3 attention map draws the same mask twice in
+    about 3 % of runs."""
+    public = [c for c in cases if c.visibility == "public" and c.raises is None]
+    if public:
+        case = max(public, key=_values)
+        return case.name, case.inputs
     return (probes[0].name, probes[0].inputs) if probes else None
+
+
+def _values(case: TestCase) -> int:
+    return sum(v.size if isinstance(v, np.ndarray) else 1 for v in case.inputs.values())
 
 
 def repeat_name(name: str) -> str:
