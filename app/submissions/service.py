@@ -42,7 +42,9 @@ class Handoff(Protocol):
 
     def give(self, submission: Submission, token: str) -> None: ...
 
-    def cancel(self) -> None: ...
+    def cancel(self) -> None:
+        """Let the grader go; nothing once given (or cancelled)."""
+        ...
 
 
 class Dispatcher(Protocol):
@@ -103,11 +105,6 @@ _CLAIM_REFUSED = object()
 class Accepted:
     submission: Submission
     replayed: bool  # an Idempotency-Key retry: the submission already existed
-
-
-@dataclass(frozen=True)
-class Claimed(Accepted):
-    """Accepted and handed to an idle grader in the same transaction."""
 
 
 def queue_full() -> ApiError:
@@ -250,7 +247,6 @@ class SubmissionService:
         direct = True
         for _ in range(ATTEMPT_RETRIES):
             handoff = self.dispatcher.reserve() if direct else None
-            given = False
             try:
                 accepted = self._create(
                     problem_id,
@@ -262,10 +258,9 @@ class SubmissionService:
                     admit=admit,
                     handoff=handoff,
                 )
-                given = isinstance(accepted, Claimed)
             finally:
-                if handoff is not None and not given:
-                    handoff.cancel()
+                if handoff is not None:
+                    handoff.cancel()  # no-op once given
             if isinstance(accepted, Accepted):
                 return accepted
             direct = accepted is not _CLAIM_REFUSED
@@ -288,7 +283,7 @@ class SubmissionService:
         """``_ATTEMPT_TAKEN``: a concurrent submission took the same graded attempt;
         ``_CLAIM_REFUSED``: a concurrent claim gave the client a running submission first.
         Either way, try again (the second time queued). ``handoff``: given the submission
-        inserted claimed (answered as ``Claimed``), else left to the caller to cancel."""
+        inserted claimed, else left to the caller to cancel."""
         check_code(body.code, self.settings.max_code_bytes)
         digest = request_digest(problem_id, body, admit.scope if admit is not None else None)
         with self.sessions() as session:
@@ -349,8 +344,8 @@ class SubmissionService:
         events.state_changed(submission.id, problem_id, QUEUED, mode=submission.mode)
         if token is not None and handoff is not None:
             handoff.give(submission, token)
-            return Claimed(submission, replayed=False)
-        self._dispatch(submission.id)
+        else:
+            self._dispatch(submission.id)
         return Accepted(submission, replayed=False)
 
     def _dispatch(self, submission_id: str) -> None:

@@ -46,15 +46,22 @@ class Recorder:
         recorder = self
 
         class Reservation:
+            """Ended once, as the pool's: a cancel after the give does nothing."""
+
             worker = "grader-test"
             lease = LEASE
+            ended = False
 
             def give(self, submission: Submission, token: str) -> None:
+                assert not self.ended
+                self.ended = True
                 recorder.given.append((submission, token))
 
             def cancel(self) -> None:
-                recorder.cancelled += 1
-                recorder.idle += 1
+                if not self.ended:
+                    self.ended = True
+                    recorder.cancelled += 1
+                    recorder.idle += 1
 
         return Reservation()
 
