@@ -30,6 +30,12 @@ class Limits(BaseModel):
     file_bytes: int = Field(default=16 * 1024 * 1024, ge=0, description="largest file it may write")
     tmpfs_mb: int = Field(default=16, ge=1)
     result_bytes: int = Field(default=64 * 1024 * 1024, description="cap on all returned arrays")
+    input_bytes: int = Field(
+        default=64 * 1024 * 1024,
+        ge=4096,
+        description="largest case's inputs (with their layout); the region a run's cases are laid "
+        "in is this large whatever they hold, so its size says nothing of the hidden ones",
+    )
 
 
 class CaseArgs(BaseModel):

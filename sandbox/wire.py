@@ -40,11 +40,20 @@ OUTPUT_KILL_FACTOR = 8
 
 def encode_job(request: RunRequest) -> bytes:
     """The bytes to write on the runner's stdin: the header, then one section per case (see
-    ``framing``). The header holds nothing of any case but how many there are, how many
-    of them are public and the largest case's size."""
+    ``framing``). The header holds nothing of any case but how many there are and how many
+    of them are public: the shared region's size is the limit's (``Limits.input_bytes``), not
+    the largest case's, which the submission could read from its own address space while its
+    output is still shown. A case over the limit is refused (``ValueError``)."""
     names = request.param_names
     sections = [case_section(case, names) for case in request.cases]
     limits = request.limits
+    for case, section in zip(request.cases, sections, strict=True):
+        need = region_need(section)
+        if need > limits.input_bytes:
+            raise ValueError(
+                f"case {case.name!r} needs {need} bytes of inputs; the limit is "
+                f"{limits.input_bytes} (Limits.input_bytes)"
+            )
     header: dict[str, Any] = {
         "version": JOB_VERSION,
         "code": request.code,
@@ -52,9 +61,7 @@ def encode_job(request: RunRequest) -> bytes:
         "param_names": list(names),
         "cases": len(sections),
         "public": sum(1 for c in request.cases if not c.hidden),
-        "region_bytes": max(
-            (inputs_base(len(spec)) + len(inputs) for spec, inputs in sections), default=0
-        ),
+        "region_bytes": limits.input_bytes,
         "limits": {
             "output_bytes": limits.output_bytes,
             "output_kill_bytes": limits.output_bytes * OUTPUT_KILL_FACTOR,
@@ -67,6 +74,18 @@ def encode_job(request: RunRequest) -> bytes:
     for spec, inputs in sections:
         parts += [*_frame(JSON_KIND, spec), *_frame(BLOB_KIND, inputs)]
     return b"".join(parts)
+
+
+def region_need(section: tuple[bytes, bytes]) -> int:
+    """How much of the shared region a case's section takes: its head, then its inputs."""
+    spec, inputs = section
+    return inputs_base(len(spec)) + len(inputs)
+
+
+def case_need(case: CaseArgs, names: Sequence[str]) -> int:
+    """``region_need`` of a case not run yet (an instructor's, being checked): not cached."""
+    spec, inputs = _section(case, names)
+    return region_need((spec, bytes(inputs)))
 
 
 def _section_bytes(section: tuple[bytes, bytes]) -> int:

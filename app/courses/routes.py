@@ -301,6 +301,8 @@ _ROSTER_BODY = {
                     "type": "object",
                     "required": ["file"],
                     "properties": {"file": {"type": "string", "format": "binary"}},
+                    # The parser takes one field (``_read_roster``): any other is a 400.
+                    "additionalProperties": False,
                 }
             },
         },

@@ -25,6 +25,7 @@ from sandbox.protocol import (
     RunResult,
     Sandbox,
 )
+from sandbox.wire import case_need
 
 
 def build_request(problem: Problem, code: str, cases: Sequence[TestCase]) -> RunRequest:
@@ -76,6 +77,13 @@ def run_limits(problem: Problem) -> Limits:
         wall_seconds=spec.limits.wall_seconds,
         memory_mb=spec.limits.memory_mb,
     )
+
+
+def input_bytes(problem: Problem, inputs: Inputs) -> int:
+    """How many bytes a case with ``inputs`` takes in the sandbox's input region: at most
+    ``run_limits(problem).input_bytes``."""
+    names = [p.name for p in problem.spec.params]
+    return case_need(CaseArgs(name="case", args=_args(inputs, names)), names)
 
 
 def _args(inputs: Inputs, names: Sequence[str]) -> dict[str, ArgValue]:

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from app.grading.pipeline import input_bytes, run_limits
 from app.problems.cases import (
     Dims,
     Inputs,
@@ -162,6 +163,11 @@ def validate_case(
         dims = problem.validate_inputs(inputs)
     except InvalidCase as exc:
         raise _prefixed(exc, "inputs") from None
+    need, limit = input_bytes(problem, inputs), run_limits(problem).input_bytes
+    if need > limit:
+        raise InvalidCase(
+            "inputs", f"take {need} bytes in the sandbox (with their layout); the limit is {limit}"
+        )
     if raises is not None:
         return _check_raises(problem, inputs, dims, given_expected, raises)
     spec = problem.spec

@@ -47,7 +47,9 @@ class RawRun:
 def rlimits(limits: Limits) -> list[tuple[int, tuple[int, int]]]:
     """The rlimits every sandboxed process inherits. Soft CPU limit first sends SIGXCPU."""
     cpu = max(1, int(limits.cpu_seconds + 0.999))
-    memory = limits.memory_mb * 1024 * 1024
+    # The shared region is mapped at its full size whatever the cases hold (``encode_job``):
+    # its address space is the grader's, not taken from the submission's.
+    memory = limits.memory_mb * 1024 * 1024 + limits.input_bytes
     return [
         (resource.RLIMIT_CPU, (cpu, cpu + 1)),
         (resource.RLIMIT_AS, (memory, memory)),

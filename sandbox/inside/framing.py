@@ -23,10 +23,11 @@ int}``: a C-ordered array of a numeric or boolean dtype (``numpy.dtype.str``,
 e.g. ``"<f8"``, ``"|b1"``) whose raw bytes start at ``offset`` in its case's input bytes. The
 host aligns offsets to 64 bytes; every array argument has bytes of its own. The first ``public``
 cases are public (their details may be shown to the student); every later one is hidden (a
-hidden case or a probe), and no public case follows a hidden one. ``region_bytes`` is the
-largest ``align(8 + len(args JSON)) + len(input bytes)`` over the cases: the size of the one
-shared input region. The header may hold ``"outputs": N``: the function then returns a tuple of
-N arrays, not one array.
+hidden case or a probe), and no public case follows a hidden one. ``region_bytes`` is the size of
+the one shared input region: the run's ``Limits.input_bytes``, at least ``align(8 + len(args
+JSON)) + len(input bytes)`` of every case, and never derived from them (the submission sees the
+region's size while its output is still shown). The header may hold ``"outputs": N``: the
+function then returns a tuple of N arrays, not one array.
 
 Results (stdout), in order:
 

@@ -14,10 +14,14 @@ result only while that case is the current phase, so a result forged later canno
 earlier case's.
 
 Where the inputs live: the supervisor reads the header, creates the (empty) shared region, then
-forks the worker; only then does it read the case sections, into its own memory, which the
-worker cannot reach (the supervisor is not dumpable, and the worker holds neither its stdin nor
-its result stream). The header is read with exact reads on the raw file descriptor, never
-through a read-ahead buffer, so no case's bytes are in the process when it forks.
+forks the worker; only then does it read the public cases' sections, into its own memory, which
+the worker cannot reach (the supervisor is not dumpable, and the worker holds neither its stdin
+nor its result stream). The header is read with exact reads on the raw file descriptor, never
+through a read-ahead buffer, so no case's bytes are in the process when it forks. The hidden
+cases' sections are read only when the first hidden case's phase begins: until then what the
+worker prints is shown to the student, and it can read how much memory the supervisor holds
+(``/proc/1/status``), which would tell how large the hidden cases are. The region's size is
+the host's limit, not the largest case's, for the same reason.
 
 The worker's stdout and stderr are pipes the supervisor drains (capped, split into phases); the
 worker never holds the result stream's fd. What is printed at import time and during public
@@ -94,6 +98,9 @@ class Supervisor:
         # Created before the fork, so it is shared; it holds one case at a time (``lay``).
         self.region = mmap.mmap(-1, max(region_bytes, 1))
         self.cases: list[Case] = []  # read after the fork (``read_cases``)
+        # Cases often share their arguments' layout (shapes, offsets): parsed and checked once.
+        # A layout is checked against its inputs' size, so that is part of the key.
+        self.layouts: dict[tuple[bytes, int], list[Arg]] = {}
         self.laid = 0  # how many bytes of the region the current case's arguments use
         self.case_started = 0.0  # time.monotonic() when the current case got its inputs
         # closefd=False: the forked worker inherits this object but must never close or reuse it.
@@ -162,7 +169,7 @@ class Supervisor:
         for fd in (res_w, out_w, err_w, ack_r):
             os.close(fd)
         try:
-            self.read_cases()
+            self.read_cases(min(self.public, self.total))
         except BaseException:
             kill(pid)
             raise
@@ -187,14 +194,15 @@ class Supervisor:
         _, status, usage = os.wait4(pid, 0)
         self.finish(status, usage.ru_utime + usage.ru_stime)
 
-    def read_cases(self) -> None:
-        """Every case's section, into the supervisor's own memory (the worker exists already)."""
+    def read_cases(self, upto: int) -> None:
+        """The sections of the cases before ``upto`` not read yet, into the supervisor's own
+        memory (the worker exists already); the job's input is closed after the last one."""
         size = len(self.region)
-        self.reader.read_ahead(READ_AHEAD)
-        # Cases often share their arguments' layout (shapes, offsets): parsed and checked once.
-        # A layout is checked against its inputs' size, so that is part of the key.
-        known: dict[tuple[bytes, int], list[Arg]] = {}
-        for _ in range(self.total):
+        if upto == self.total:
+            # Only now: a read-ahead would bring hidden bytes while they must not count yet.
+            self.reader.read_ahead(READ_AHEAD)
+        known = self.layouts
+        for _ in range(len(self.cases), upto):
             spec, inputs = self.reader.case()
             base = inputs_base(len(spec))
             if base + len(inputs) > size:
@@ -205,8 +213,9 @@ class Supervisor:
                 if len(known) < 256:
                     known[spec, len(inputs)] = args
             self.cases.append(Case(spec, inputs, args))
-        if self.reader.fd is not None:
+        if len(self.cases) == self.total and self.reader.fd is not None:
             os.close(self.reader.fd)
+            self.reader.fd = None
 
     def lay(self, index: int) -> None:
         """Wipe the previous case's arguments from the shared region and lay this case's: this
@@ -410,6 +419,12 @@ class Supervisor:
                 break
         if self.decoding:
             self.send_progress(final=True)
+        if index == len(self.cases):  # the first hidden case: nothing of it is shown now
+            try:
+                self.read_cases(self.total)
+            except BaseException:
+                kill(pid)
+                raise
         self.phases.append((index, {"stdout": bytearray(), "stderr": bytearray()}))
         self.current = index
         self.lay(index)

@@ -337,3 +337,27 @@ def test_a_streamed_upload_without_a_length_is_411(api: TestClient, tokens: Toke
     headers = {**bearer(tokens.instructor), "Content-Type": "multipart/form-data; boundary=b"}
     response = api.post(CASES, content=chunks(), headers=headers)
     assert response.status_code == 411, response.text
+
+
+def test_a_case_over_the_sandbox_s_input_region_is_refused(make_client: MakeClient):
+    # 7 arrays of float64 within the element cap, together past the 64 MiB region every run maps
+    # (its size must not follow the cases: the submission can read it while its output is shown).
+    api = make_client(case_max_elements=2_000_000, case_max_upload_bytes=128 << 20)
+    tokens = add_tokens(api)
+    d_model, n = 1024, 1400
+    inputs: dict[str, Any] = {
+        "Q": np.zeros((1, n, d_model)),
+        "K": np.zeros((1, n, d_model)),
+        "V": np.zeros((1, n, d_model)),
+        **{w: np.zeros((d_model, d_model)) for w in ("W_q", "W_k", "W_v", "W_o")},
+        "num_heads": np.int64(8),
+    }
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, **inputs)
+    error = assert_rejected(api, tokens, post_npz(api, tokens, buffer.getvalue()), "inputs")
+    assert "bytes in the sandbox" in error["message"] and "limit is 67108864" in error["message"]
+    # One row fewer of each array is under it: refused only for its size.
+    smaller = {k: v[:, : n // 2] if k in ("Q", "K", "V") else v for k, v in inputs.items()}
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, **smaller)
+    assert post_npz(api, tokens, buffer.getvalue()).status_code == 201

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from app.grading.determinism import repeat_name, repeated
 from app.grading.pipeline import HIDDEN_OUTPUT_NOTE, grade_submission
 from app.problems.cases import TestCase as Case
 from app.problems.loader import Problem
@@ -267,7 +268,9 @@ def test_the_student_is_shown_no_hidden_input(
     # Behind the scenes each call found exactly the needles its own inputs hold (some probes
     # share an array): the scan works here too, and finds no other case's.
     inputs = {c.name: c.inputs for c in (*problem.examples, *problem.hidden, *probes)}
-    inputs[f"{problem.examples[0].name}~repeat"] = problem.examples[0].inputs
+    again = repeated((*problem.examples, *problem.hidden), probes)
+    assert again is not None
+    inputs[repeat_name(again[0])] = again[1]
     assert [o.name for o in run.cases] == list(inputs)
     for call, outcome in enumerate(run.cases, start=1):
         held = {

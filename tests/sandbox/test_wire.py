@@ -24,7 +24,7 @@ from sandbox.inside.framing import (
     write_json,
 )
 from sandbox.protocol import CaseArgs, Limits, RunRequest
-from sandbox.wire import encode_job
+from sandbox.wire import case_need, encode_job, region_need
 
 REQUEST = RunRequest(
     code="def f(a, n):\n    return a\n",
@@ -99,7 +99,9 @@ def test_the_job_encoding_round_trips_through_the_runner_reader() -> None:
     a, n = json.loads(spec)["args"]
     assert n == {"int": 1} and a["dtype"] == "<f8" and a["shape"] == [3]
     assert np.frombuffer(inputs[a["offset"] : a["offset"] + 24]).tolist() == [1.0, 1.0, 1.0]
-    assert header["region_bytes"] == inputs_base(len(spec)) + len(inputs)
+    # The region is the limit's size, not the case's: the submission can read it.
+    assert header["region_bytes"] == REQUEST.limits.input_bytes
+    assert region_need((bytes(spec), bytes(inputs))) == inputs_base(len(spec)) + len(inputs)
 
 
 def test_each_case_travels_in_its_own_section_after_a_header_without_inputs() -> None:
@@ -128,8 +130,7 @@ def test_each_case_travels_in_its_own_section_after_a_header_without_inputs() ->
 
     job = read_job(io.BytesIO(data))
     assert job["header"]["cases"] == 3 and job["header"]["public"] == 1
-    sizes = [inputs_base(len(spec)) + len(inputs) for spec, inputs in job["cases"]]
-    assert job["header"]["region_bytes"] == max(sizes)
+    assert job["header"]["region_bytes"] == request.limits.input_bytes
 
     def array_of(section: tuple[bytes, bytearray]) -> np.ndarray:
         spec = json.loads(section[0])["args"][0]
@@ -408,3 +409,32 @@ def test_a_header_read_before_decides_nothing_for_another() -> None:
         np.testing.assert_array_equal(got, other)
     assert _load_plain_npy(npy(first)[:-8]) is None
     assert _load_plain_npy(npy(first) + b"\0" * 8) is None
+
+
+def test_the_region_does_not_follow_the_cases_and_a_case_over_the_limit_is_refused() -> None:
+    def job(hidden: np.ndarray, input_bytes: int) -> RunRequest:
+        return RunRequest(
+            code="",
+            function_name="f",
+            param_names=["a", "n"],
+            cases=[
+                CaseArgs(name="ex", args={"a": np.ones(3), "n": 1}),
+                CaseArgs(name="secret", args={"a": hidden, "n": 2}, hidden=True),
+            ],
+            limits=Limits(input_bytes=input_bytes),
+        )
+
+    def region(request: RunRequest) -> int:
+        data = encode_job(request)
+        return int(
+            json.loads(data[FRAME_HEADER.size :][: FRAME_HEADER.unpack_from(data)[1]])[
+                "region_bytes"
+            ]
+        )
+
+    assert region(job(np.ones(1), 1 << 20)) == region(job(np.ones(100_000), 1 << 20)) == 1 << 20
+    need = case_need(job(np.ones(1000), 4096).cases[1], ["a", "n"])
+    assert 8000 < need < 8192
+    with pytest.raises(ValueError, match=f"case 'secret' needs {need} bytes.*limit is 4096"):
+        encode_job(job(np.ones(1000), 4096))
+    encode_job(job(np.ones(1000), 8192))
