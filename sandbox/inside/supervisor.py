@@ -18,9 +18,10 @@ forks the worker; only then does it read the public cases' sections, into its ow
 the worker cannot reach (the supervisor is not dumpable, and the worker holds neither its stdin
 nor its result stream). The header is read with exact reads on the raw file descriptor, never
 through a read-ahead buffer, so no case's bytes are in the process when it forks. The hidden
-cases' sections are read only when the first hidden case's phase begins: until then what the
-worker prints is shown to the student, and it can read how much memory the supervisor holds
-(``/proc/1/status``), which would tell how large the hidden cases are. The region's size is
+cases' sections are read only once the first hidden case's phase begins, each while the case
+before it runs: until then what the worker prints is shown to the student, and it can read how
+much memory and CPU time the supervisor has used (``/proc/1/status``, ``stat``), which would
+tell how large the hidden cases are. The region's size is
 the host's limit, not the largest case's, for the same reason.
 
 The worker's stdout and stderr are pipes the supervisor drains (capped, split into phases); the
@@ -198,7 +199,7 @@ class Supervisor:
         """The sections of the cases before ``upto`` not read yet, into the supervisor's own
         memory (the worker exists already); the job's input is closed after the last one."""
         size = len(self.region)
-        if upto == self.total:
+        if upto > self.public and self.reader.spare is None:
             # Only now: a read-ahead would bring hidden bytes while they must not count yet.
             self.reader.read_ahead(READ_AHEAD)
         known = self.layouts
@@ -419,18 +420,25 @@ class Supervisor:
                 break
         if self.decoding:
             self.send_progress(final=True)
-        if index == len(self.cases):  # the first hidden case: nothing of it is shown now
-            try:
-                self.read_cases(self.total)
-            except BaseException:
-                kill(pid)
-                raise
+        if index == len(self.cases):  # the first hidden case: nothing is shown from now on
+            self.read_hidden(index + 1, pid)
         self.phases.append((index, {"stdout": bytearray(), "stderr": bytearray()}))
         self.current = index
         self.lay(index)
         self.case_started = time.monotonic()
         with contextlib.suppress(OSError):
             os.write(self.ack_fd, b"+")
+        if index >= self.public and len(self.cases) < self.total:
+            # The next hidden case is read while this one runs, not in the way of its start.
+            self.read_hidden(index + 2, pid)
+
+    def read_hidden(self, upto: int, pid: int) -> None:
+        """``read_cases`` once the hidden phase has begun; a malformed job ends the worker."""
+        try:
+            self.read_cases(upto)
+        except BaseException:
+            kill(pid)
+            raise
 
     def send_progress(self, final: bool) -> None:
         """The current phase's new text as an ``output`` frame, if it is a public phase (only
