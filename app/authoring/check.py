@@ -21,7 +21,7 @@ import numpy as np
 
 from app.core.config import REPO_ROOT
 from app.grading.matrix import Entry, coverage, host_matrix, run_in_sandbox
-from app.grading.pipeline import grade_submission
+from app.grading.pipeline import grade_submission, input_bytes, run_limits
 from app.problems.cases import Inputs
 from app.problems.hooks import exception_name
 from app.problems.loader import Problem, ProblemLoadError, load_problem
@@ -87,6 +87,7 @@ def check_folder(
     )
     for line in _group_notes(problem):
         note(line)
+    _check_sizes(problem, defect)
     entries: list[Entry] = []
     if problem.diagnostics is None:
         note("no faults.toml: wrong answers are graded but not diagnosed")
@@ -126,8 +127,24 @@ def startup_defects(problems: list[Problem]) -> dict[str, list[str]]:
             defect(problem.directory / "statement.md", "math", error)
         if problem.diagnostics is not None:
             _check_flags(problem, lambda line: None, defect)
+        _check_sizes(problem, defect)
         _vetted[keys[problem.id]] = tuple(found)
     return {p.id: list(_vetted[keys[p.id]]) for p in problems}
+
+
+def _check_sizes(problem: Problem, defect: Report) -> None:
+    """Every case and probe fits the sandbox's input region (``Limits.input_bytes``): a larger
+    one could not be run, and every submission would end in an internal error."""
+    limit = run_limits(problem).input_bytes
+    probes = problem.diagnostics.probes if problem.diagnostics else ()
+    for case in (*problem.examples, *problem.hidden, *probes):
+        need = input_bytes(problem, case.inputs)
+        if need > limit:
+            defect(
+                problem.directory,
+                case.name,
+                f"its inputs take {need} bytes in the sandbox; the limit is {limit}",
+            )
 
 
 def _math_errors(statements: list[Path]) -> dict[Path, list[str]]:

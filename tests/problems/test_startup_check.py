@@ -149,3 +149,27 @@ def test_an_unknown_id_says_how_to_name_the_folder():
     )
     assert done.returncode == 2
     assert "give the folder's path, or add its parent to GRADER_PROBLEM_DIRS" in done.stderr
+
+
+def test_a_case_too_large_for_the_sandbox_is_a_defect(tmp_path: Path):
+    """A hidden case over the sandbox's input region could never be run: every submission would
+    end in an internal error, so the folder is refused at start-up instead."""
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    folder = copy_of(FLOAT, extra)
+    edit(
+        folder / "cases.py",
+        '        _case("one-row", rng, (), 6, eps=0.25),\n',
+        '        _case("one-row", rng, (), 6, eps=0.25),\n'
+        '        _case("huge", rng, (8400,), 1000),\n',
+    )
+    settings = Settings(
+        data_dir=tmp_path / "data", problems_dir=PROBLEMS_DIR, problem_dirs=str(extra)
+    )
+    with pytest.raises(FoldersRefused) as info:
+        create_app(settings)
+    assert list(info.value.refused) == [folder]
+    message = str(info.value)
+    assert re.search(
+        r"huge: its inputs take 672\d{5} bytes in the sandbox; the limit is 67108864", message
+    ), message
