@@ -137,12 +137,13 @@ def _check_sizes(problem: Problem, defect: Report) -> None:
     one could not be run, and every submission would end in an internal error."""
     limit = run_limits(problem).input_bytes
     probes = problem.diagnostics.probes if problem.diagnostics else ()
-    for case in (*problem.examples, *problem.hidden, *probes):
-        need = input_bytes(problem, case.inputs)
+    calls = [(c.name, c.inputs) for c in (*problem.examples, *problem.hidden)]
+    for name, inputs in calls + [(p.name, p.inputs) for p in probes]:
+        need = input_bytes(problem, inputs)
         if need > limit:
             defect(
                 problem.directory,
-                case.name,
+                name,
                 f"its inputs take {need} bytes in the sandbox; the limit is {limit}",
             )
 
