@@ -138,7 +138,8 @@ class BwrapSandbox:
         return argv + entry_command(str(rt.executable), SITE)
 
     def run(self, request: RunRequest) -> RunResult:
-        return self.finish(self.start(request.limits), request)
+        job = encode_job(request)  # before the launch: see ``finish``
+        return self.finish(self.start(request.limits), request, job)
 
     def start(self, limits: Limits) -> StartedSandbox:
         """Launch a sandbox for ``limits``: it imports numpy and waits for one job. Every limit
@@ -191,8 +192,12 @@ class BwrapSandbox:
             host_uids=self.host_uids,
         )
 
-    def finish(self, started: StartedSandbox, request: RunRequest) -> RunResult:
-        """Send ``request`` to a started sandbox, collect its result, then destroy it."""
+    def finish(self, started: StartedSandbox, request: RunRequest, job: bytes) -> RunResult:
+        """Send ``request``, encoded as ``job``, to a started sandbox, collect its result, then
+        destroy it. The job is encoded before the sandbox is launched or taken: its runner
+        waits for the job from its start, and the submission can read both processes' start
+        times, so encoding while it waits would time the hidden cases' encoding, which grows
+        with their size, while what the submission prints is still shown."""
         if request.limits != started.limits:
             started.discard()
             raise ValueError("a sandbox started for other limits cannot run this request")
@@ -206,7 +211,7 @@ class BwrapSandbox:
             else:
                 raw = collect(
                     started.launched,
-                    encode_job(request),
+                    job,
                     wall_seconds=request.limits.wall_seconds,
                     stream_cap=stream_cap(request),
                     extra_kill=cg.kill_all if cg else None,

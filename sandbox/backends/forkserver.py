@@ -503,6 +503,8 @@ class ForkServerSandbox:
 
     def _run_in_flight(self, request: RunRequest) -> RunResult:
         limits = request.limits
+        # Before a child is taken or forked (``BwrapSandbox.finish`` says why).
+        job = _go(limits) + encode_job(request)
         primed = self._take_spare()
         if primed is not None and primed.cg is not None:
             try:
@@ -523,7 +525,7 @@ class ForkServerSandbox:
         self.last_cgroup_dirs = sorted(set(primed.cg.dirs.values())) if primed.cg else []
         cg = primed.cg
         try:
-            raw = _collect(primed, _go(limits) + encode_job(request), request)
+            raw = _collect(primed, job, request)
         finally:
             oom = cg.oom_killed() if cg is not None else False
             primed.discard()

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from sandbox.backends.bwrap import BwrapSandbox, StartedSandbox
 from sandbox.protocol import Limits, RunRequest, RunResult
+from sandbox.wire import encode_job
 
 log = logging.getLogger(__name__)
 
@@ -55,12 +56,13 @@ class WarmPoolSandbox:
         return self.inner.last_cgroup_dirs
 
     def run(self, request: RunRequest) -> RunResult:
+        job = encode_job(request)  # before a sandbox is taken (``BwrapSandbox.finish``)
         started = self._take(request.limits)
         if started is None:
             with self._cond:
                 self.cold_runs += 1
             started = self.inner.start(request.limits)
-        return self.inner.finish(started, request)
+        return self.inner.finish(started, request, job)
 
     def _take(self, limits: Limits) -> StartedSandbox | None:
         stale: list[StartedSandbox] = []

@@ -19,7 +19,7 @@ the worker cannot reach (the supervisor is not dumpable, and the worker holds ne
 nor its result stream). The header is read with exact reads on the raw file descriptor, never
 through a read-ahead buffer, so no case's bytes are in the process when it forks. The hidden
 cases' sections are read only once the first hidden case's phase begins, each while the case
-before it runs: until then what the worker prints is shown to the student, and it can read how
+before it runs (and a case's copy is dropped when the next begins): until then what the worker prints is shown to the student, and it can read how
 much memory and CPU time the supervisor has used (``/proc/1/status``, ``stat``), which would
 tell how large the hidden cases are. The region's size is
 the host's limit, not the largest case's, for the same reason.
@@ -422,6 +422,10 @@ class Supervisor:
             self.send_progress(final=True)
         if index == len(self.cases):  # the first hidden case: nothing is shown from now on
             self.read_hidden(index + 1, pid)
+        if index:
+            # No result of the previous case is taken from here on (``accepts``): its copy goes,
+            # so the supervisor holds at most two cases (this one and the next, read ahead).
+            self.cases[index - 1].inputs = bytearray()
         self.phases.append((index, {"stdout": bytearray(), "stderr": bytearray()}))
         self.current = index
         self.lay(index)
@@ -601,13 +605,11 @@ class Supervisor:
         """The arguments whose bytes in the shared region differ from the supervisor's copy."""
         live, pristine, base = self.region, case.inputs, case.base
         # One comparison over the case's bytes, then per argument only when something changed.
-        if live[base : base + len(pristine)] == pristine:
+        if same(live, base, pristine, 0, len(pristine)):
             return set()
         slots = [a for a in case.args if isinstance(a, Slot)]
         return {
-            s.name
-            for s in slots
-            if live[s.start : s.end] != pristine[s.start - base : s.end - base]
+            s.name for s in slots if not same(live, s.start, pristine, s.start - base, s.end - base)
         }
 
     def output_blobs(self, meta: Any, data: bytes) -> list[tuple[bytes, bytes]]:
@@ -692,6 +694,20 @@ def check_extent(shape: tuple[int, ...], itemsize: int) -> None:
         extent *= max(d, 1)
     if extent > MAX_ARRAY_BYTES:
         raise ValueError("bad output shape")
+
+
+# The most of a case's bytes ``same`` copies at a time.
+COMPARE_CHUNK = 1 << 20
+
+
+def same(live: mmap.mmap, start: int, pristine: bytearray, lo: int, hi: int) -> bool:
+    """Whether ``live[start:]`` holds ``pristine[lo:hi]``, compared a chunk at a time: a case may
+    be tens of MiB, and slicing it whole would copy it (the supervisor's memory is limited)."""
+    for pos in range(lo, hi, COMPARE_CHUNK):
+        end = min(pos + COMPARE_CHUNK, hi)
+        if live[start + pos - lo : start + end - lo] != pristine[pos:end]:
+            return False
+    return True
 
 
 def exited(pid: int) -> bool:
