@@ -19,10 +19,11 @@ the worker cannot reach (the supervisor is not dumpable, and the worker holds ne
 nor its result stream). The header is read with exact reads on the raw file descriptor, never
 through a read-ahead buffer, so no case's bytes are in the process when it forks. The hidden
 cases' sections are read only once the first hidden case's phase begins, each while the case
-before it runs (and a case's copy is dropped when the next begins): until then what the worker prints is shown to the student, and it can read how
-much memory and CPU time the supervisor has used (``/proc/1/status``, ``stat``), which would
-tell how large the hidden cases are. The region's size is
-the host's limit, not the largest case's, for the same reason.
+before it runs (a case's copy is dropped when the next begins): until then what the worker
+prints is shown to the student, and it may read how much memory and CPU time the supervisor has
+used (``/proc/1/status``, ``stat``; not on the fork server, whose procfs hides the supervisor),
+which would tell how large the hidden cases are. The region's size is the host's limit, not
+the largest case's, for the same reason.
 
 The worker's stdout and stderr are pipes the supervisor drains (capped, split into phases); the
 worker never holds the result stream's fd. What is printed at import time and during public

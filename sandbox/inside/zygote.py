@@ -35,14 +35,16 @@ job or touches any submission code,
    seen as 65534 inside), and only then lets G go on (a pipe): G takes uid 65534 there, i.e. the
    run's own host uid, so it holds no capability outside its namespaces;
 2. G mounts a fresh procfs of its pid namespace on /proc with ``subset=pid`` (its processes,
-   ``self`` and ``thread-self``: no host-global file) and an empty read-only /dev/pts (the
-   zygote's devpts instance would be shared by every run), drops every capability but
-   CAP_SYS_ADMIN and CAP_SETPCAP (bounding set included), sets no_new_privs and installs the
-   seccomp filter but its mount rule, sends one byte on the run socket so the host learns its
-   host pid (SCM_CREDENTIALS) and moves it into the run's cgroup, runs the runner's warm-up
-   (``runner.warm_up``: the page faults of reading a job's header, on a made-up one), then waits
-   for the go-ahead. The host may prime runs this far ahead of demand (spares): nothing of a
-   submission exists yet, and most of the confinement's cost is paid before one does;
+   ``self`` and ``thread-self``: no host-global file) and ``hidepid=invisible`` (of those, only
+   the ones a process may inspect: the worker does not see its supervisor), and an empty
+   read-only /dev/pts (the zygote's devpts instance would be shared by every run), drops every
+   capability but CAP_SYS_ADMIN and CAP_SETPCAP (bounding set included), sets no_new_privs and
+   installs the seccomp filter but its mount rule, sends one byte on the run socket so the host
+   learns its host pid (SCM_CREDENTIALS) and moves it into the run's cgroup, runs the runner's
+   warm-up (``runner.warm_up``: the page faults of reading a job's header, on a made-up one),
+   then waits for the go-ahead. The host may prime runs this far ahead of demand (spares):
+   nothing of a submission exists yet, and most of the confinement's cost is paid before one
+   does;
 3. the go-ahead is ``G``, a 4-byte big-endian length and a JSON object ``{"rlimits": [[resource,
    soft, hard]], "tmpfs_bytes": int}``: G mounts a fresh tmpfs of that size on /tmp, drops its
    last two capabilities, installs the mount rule (so no mount, unshare or setns from then on) and
@@ -206,7 +208,15 @@ def _supervise(run_fd: int, err_fd: int, mapped_fd: int, bpf: tuple[bytes, bytes
     _mount(b"none", b"/", None, MS_REC | MS_PRIVATE, b"")
     # Only the run's own processes: none of /proc's global files (meminfo, stat, vmstat, sys/...,
     # numbers other runs move) exists in it, so no kernel knob needs a read-only cover either.
-    _mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, b"subset=pid")
+    # And only those a process may inspect (hidepid): not the supervisor, which is not dumpable,
+    # whose start time and sleep would tell how long the host took to prepare this run.
+    _mount(
+        b"proc",
+        b"/proc",
+        b"proc",
+        MS_NOSUID | MS_NODEV | MS_NOEXEC,
+        b"subset=pid,hidepid=invisible",
+    )
     # The zygote's /dev/pts (one devpts instance) would be every run's: a run could open another's
     # terminal. A run gets none (a read-only empty tmpfs over it; /dev/ptmx points into it).
     _mount(

@@ -112,4 +112,6 @@ def f(a, n):
     result = run(sandbox, code)
     assert result.status == "ok", result.message
     assert "OPENED" not in result.stdout, result.stdout
-    assert "Permission denied" in result.stdout
+    # Refused, or (the fork server, whose procfs hides what a process may not inspect) absent.
+    refused = ("Permission denied", "No such file or directory")
+    assert all(line.endswith(refused) for line in result.stdout.splitlines()), result.stdout
