@@ -57,6 +57,19 @@ FAST = Limits(
     result_bytes=8 * 1024 * 1024,
 )
 
+# The end of a receiver that defines ``_look(where)``: it looks at import and in the first
+# (public) call, both shown to the student.
+LOOK_TWICE = """
+_look("import")
+_calls = [0]
+
+def f(a, n):
+    _calls[0] += 1
+    if _calls[0] == 1:
+        _look("public")
+    return a[:1] * n
+"""
+
 IDENTITY = """
 import numpy as np
 

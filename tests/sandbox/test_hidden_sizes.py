@@ -15,9 +15,10 @@ import json
 import numpy as np
 
 from sandbox.protocol import RunRequest, Sandbox
-from tests.sandbox.helpers import FAST, phased_request
+from tests.sandbox.helpers import FAST, LOOK_TWICE, phased_request
 
-RECEIVER = """
+RECEIVER = (
+    """
 import json, os, time
 
 def _look(where):
@@ -46,15 +47,9 @@ def _look(where):
     seen["shared"] = sorted(shared)
     print("SEEN " + json.dumps(seen), flush=True)
 
-_look("import")
-_calls = [0]
-
-def f(a, n):
-    _calls[0] += 1
-    if _calls[0] == 1:
-        _look("public")
-    return a[:1] * n
 """
+    + LOOK_TWICE
+)
 
 MIB = 1 << 20
 UNITS = (("rss_kb", 1024), ("statm_rss_pages", 4096), ("stat_rss_pages", 4096))

@@ -25,14 +25,15 @@ from sandbox.backends.forkserver import ForkServerSandbox
 from sandbox.backends.pool import WarmPoolSandbox
 from sandbox.protocol import CaseArgs, Limits, RunRequest, RunResult, Sandbox
 from sandbox.wire import case_need
-from tests.sandbox.helpers import FAST, assert_grader_still_works, phased_request
+from tests.sandbox.helpers import FAST, LOOK_TWICE, assert_grader_still_works, phased_request
 
 MIB = 1 << 20
 
 # What a process of the run can read without any privilege, reduced to what should not vary
 # from run to run (inode numbers, addresses and clocks are left out: they vary anyway and are
 # attacked on their own below). Printed as one JSON line per look.
-RECEIVER = r"""
+RECEIVER = (
+    r"""
 import ctypes, fcntl, hashlib, json, os, select, struct, termios
 
 def _read(path):
@@ -153,15 +154,9 @@ def _look(where):
     exact["region"] = region
     print("SEEN " + json.dumps(seen), flush=True)
 
-_look("import")
-_calls = [0]
-
-def f(a, n):
-    _calls[0] += 1
-    if _calls[0] == 1:
-        _look("public")
-    return a[:1] * n
 """
+    + LOOK_TWICE
+)
 
 # Slack for numbers that vary from run to run whatever the job holds: the supervisor's and the
 # worker's memory (Docker's runs vary by up to ~2 MiB, test_hidden_sizes) and page faults.
@@ -337,22 +332,30 @@ def test_the_worker_start_does_not_time_the_hidden_cases_encoding(backend: str) 
     """Receiver: at import, its own start time minus its supervisor's, in clock ticks. Sender:
     four hidden cases of 60 MiB, or of one value. Four alternated rounds; the attack fails if
     the medians differ by no more than either job's own spread (at least 3 ticks)."""
-    gaps: dict[bool, list[int]] = {False: [], True: []}
-    with gap_backend(backend, 0.3) as run:
-        jobs = {big: gap_job(big) for big in (False, True)}
+    assert_no_signal(backend, 0.3, START_GAP, "GAP", floor=3)
+
+
+def assert_no_signal(backend: str, head_start: float, code: str, word: str, floor: int) -> None:
+    """Four alternated rounds of ``gap_job`` (tiny or 4 x 60 MiB hidden cases) with ``code``,
+    which prints ``word`` and a number read from its supervisor, or ``hidden`` where the fork
+    server hides it. The attack fails if the medians differ by no more than either job's own
+    spread (at least ``floor``)."""
+    seen: dict[bool, list[int]] = {False: [], True: []}
+    with gap_backend(backend, head_start) as run:
+        jobs = {big: gap_job(big).model_copy(update={"code": code}) for big in (False, True)}
         for _ in range(4):
             for big in (False, True):
                 result = run(jobs[big])
                 assert result.status == "ok", (result.message, result.stderr[-2000:])
                 words = result.stdout.split()
-                assert words[:1] == ["GAP"], result.stdout
+                assert words[:1] == [word], result.stdout
                 if (words[1] == "hidden") != (backend == "bwrap-fork"):
                     raise AssertionError(f"{backend}: {result.stdout}")
-                gaps[big].append(-1 if words[1] == "hidden" else int(words[1]))
-    tiny, big = sorted(gaps[False]), sorted(gaps[True])
+                seen[big].append(-1 if words[1] == "hidden" else int(words[1]))
+    tiny, big = sorted(seen[False]), sorted(seen[True])
     signal = statistics.median(big) - statistics.median(tiny)
-    noise = max(tiny[-1] - tiny[0], big[-1] - big[0], 3)
-    assert abs(signal) <= noise, f"ticks: tiny {tiny}, big {big}; signal {signal}, noise {noise}"
+    noise = max(tiny[-1] - tiny[0], big[-1] - big[0], floor)
+    assert abs(signal) <= noise, f"{word}: tiny {tiny}, big {big}; signal {signal}, noise {noise}"
 
 
 ECHO = """
@@ -516,24 +519,7 @@ def test_the_supervisor_scheduler_averages_do_not_time_the_hidden_cases_encoding
     sandbox is ready (a busy grader's spare, taken as soon as it is made). Four alternated
     rounds; the attack fails if the medians differ by no more than either job's own spread
     (at least 64 of 1024)."""
-    loads: dict[bool, list[int]] = {False: [], True: []}
-    with gap_backend(backend, 0.0) as run:
-        jobs = {big: gap_job(big) for big in (False, True)}
-        for big in (False, True):
-            jobs[big] = jobs[big].model_copy(update={"code": SLEEP_SHOWN})
-        for _ in range(4):
-            for big in (False, True):
-                result = run(jobs[big])
-                assert result.status == "ok", (result.message, result.stderr[-2000:])
-                words = result.stdout.split()
-                assert words[:1] == ["LOAD"], result.stdout
-                if (words[1] == "hidden") != (backend == "bwrap-fork"):
-                    raise AssertionError(f"{backend}: {result.stdout}")
-                loads[big].append(-1 if words[1] == "hidden" else int(words[1]))
-    tiny, big = sorted(loads[False]), sorted(loads[True])
-    signal = statistics.median(big) - statistics.median(tiny)
-    noise = max(tiny[-1] - tiny[0], big[-1] - big[0], 64)
-    assert abs(signal) <= noise, f"load_avg: tiny {tiny}, big {big}; signal {signal}, noise {noise}"
+    assert_no_signal(backend, 0.0, SLEEP_SHOWN, "LOAD", floor=64)
 
 
 # Between the end of import and the first call the worker asks for the public case and waits

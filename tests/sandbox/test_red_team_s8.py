@@ -182,7 +182,23 @@ def test_a_submission_cannot_take_another_identity_or_regain_capabilities(
     assert all(v not in (0, "WROTE") for v in out.values()), out
 
 
-PROCESS_CALLS = """
+# Every pid a run can signal (``alive``): /proc lists only the processes it may inspect (the
+# fork server's hidepid hides the supervisor, and would hide a daemon that is not dumpable).
+SIGNALLABLE = """
+def signallable():
+    alive = []
+    for pid in range(1, 5000):
+        try:
+            os.kill(pid, 0)
+            alive.append(pid)
+        except OSError:
+            pass
+    return alive
+"""
+
+PROCESS_CALLS = (
+    SIGNALLABLE
+    + """
 ppid = os.getppid()
 out['ppid'] = ppid
 out['ptrace_attach'] = err(libc.ptrace(16, ppid, 0, 0))  # PTRACE_ATTACH the supervisor
@@ -199,14 +215,7 @@ try:
 except OSError as exc:
     out['supervisor_fds'] = exc.errno
 # Every pid a run can reach: its own processes only (pid 1, its supervisor; never the zygote).
-alive = []
-for pid in range(1, 5000):
-    try:
-        os.kill(pid, 0)
-        alive.append(pid)
-    except OSError:
-        pass
-out['alive'] = alive
+out['alive'] = signallable()
 out['proc'] = sorted(int(p) for p in os.listdir('/proc') if p.isdigit())
 out['fds'], out['fd_targets'] = [], []
 for x in os.listdir('/proc/self/fd'):
@@ -216,6 +225,7 @@ for x in os.listdir('/proc/self/fd'):
     except OSError:
         pass  # the listing's own fd, closed by now
 """
+)
 
 
 def test_a_submission_reaches_only_its_own_run_s_processes(forked: AlwaysForked) -> None:
@@ -272,8 +282,12 @@ def test_a_forged_dtype_numpy_parses_as_python_does_not_kill_the_supervisor(
         assert outcome.error is not None and outcome.error.type == "InvalidOutput", outcome
 
 
-LINGER = """
+LINGER = (
+    """
 import os, time
+"""
+    + SIGNALLABLE
+    + """
 
 def f(a, n):
     if n == 1:
@@ -286,18 +300,10 @@ def f(a, n):
                     time.sleep(0.05)
             os._exit(0)
         time.sleep(0.2)
-    # Every pid it can signal: /proc lists only the processes it may inspect (the fork server's
-    # hidepid hides the supervisor, and would hide a daemon that is not dumpable).
-    alive = []
-    for pid in range(1, 5000):
-        try:
-            os.kill(pid, 0)
-            alive.append(pid)
-        except OSError:
-            pass
-    print(alive, os.path.exists('/tmp/alive'))
+    print(signallable(), os.path.exists('/tmp/alive'))
     return a
 """
+)
 
 
 def test_a_daemon_left_by_one_run_dies_with_it_and_never_meets_the_next(
