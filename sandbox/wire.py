@@ -76,7 +76,7 @@ def encode_job(request: RunRequest) -> bytes:
     return b"".join(parts)
 
 
-def region_need(section: tuple[bytes, bytes]) -> int:
+def region_need(section: tuple[bytes, bytes | bytearray]) -> int:
     """How much of the shared region a case's section takes: its head, then its inputs."""
     spec, inputs = section
     return inputs_base(len(spec)) + len(inputs)
@@ -84,8 +84,7 @@ def region_need(section: tuple[bytes, bytes]) -> int:
 
 def case_need(case: CaseArgs, names: Sequence[str]) -> int:
     """``region_need`` of a case not run yet (an instructor's, being checked): not cached."""
-    spec, inputs = _section(case, names)
-    return region_need((spec, bytes(inputs)))
+    return region_need(_section(case, names))
 
 
 def _section_bytes(section: tuple[bytes, bytes]) -> int:

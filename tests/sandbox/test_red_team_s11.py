@@ -239,19 +239,27 @@ def test_nothing_readable_while_shown_depends_on_the_hidden_cases(
 
 # The worker is forked once the supervisor has the job's header; the supervisor started when the
 # sandbox did. Both start times are in /proc (stat's field 22, in clock ticks of 10 ms).
-START_GAP = """
+def supervisor_reading(word: str, reader: str, value: str) -> str:
+    """A submission that prints ``word`` and, at import, ``value`` (an expression using the
+    function ``reader`` defines), or ``hidden`` where its supervisor's /proc files are hidden
+    (the fork server's hidepid)."""
+    return (
+        reader
+        + f"\ntry:\n    print({word!r}, {value}, flush=True)\n"
+        + f"except OSError:\n    print({word!r}, 'hidden', flush=True)\n"
+        + "\ndef f(a, n):\n    return a[:1] * n\n"
+    )
+
+
+START_GAP = supervisor_reading(
+    "GAP",
+    """
 def _start(who):
     with open("/proc/%s/stat" % who) as f:
         return int(f.read().rsplit(")", 1)[-1].split()[19])
-
-try:
-    print("GAP", _start("self") - _start("1"), flush=True)
-except OSError:  # the supervisor is hidden (the fork server's hidepid)
-    print("GAP hidden", flush=True)
-
-def f(a, n):
-    return a[:1] * n
-"""
+""",
+    '_start("self") - _start("1")',
+)
 # Closed on cold bwrap and Docker: the host encodes the job before it launches the sandbox; on the
 # fork server the supervisor is hidden from the worker (hidepid). Left on the warm pool
 # (docs/hidden-cases.md, "What remains").
@@ -480,20 +488,16 @@ def test_a_case_asked_for_out_of_turn_is_ignored(sandbox: Sandbox) -> None:
 
 # The supervisor's scheduler averages (/proc/1/sched, readable though it is not dumpable): PELT's
 # load_avg is 1023 for a task that was runnable all along and halves every 32 ms it sleeps.
-SLEEP_SHOWN = """
+SLEEP_SHOWN = supervisor_reading(
+    "LOAD",
+    """
 def _sched(who):
     with open("/proc/%s/sched" % who) as f:
         fields = dict(line.split(":", 1) for line in f if ":" in line)
     return {k.strip(): v.strip() for k, v in fields.items()}
-
-try:
-    print("LOAD", _sched("1")["se.avg.load_avg"], flush=True)
-except OSError:  # the supervisor is hidden (the fork server's hidepid)
-    print("LOAD hidden", flush=True)
-
-def f(a, n):
-    return a[:1] * n
-"""
+""",
+    '_sched("1")["se.avg.load_avg"]',
+)
 SLEEP_REASON = (
     "open: a warm pool sandbox's supervisor waits (asleep) for the header from before its"
     " request exists, while the host prepares the run and encodes the hidden cases;"
