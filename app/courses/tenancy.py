@@ -3,8 +3,9 @@
 Courses share one account table and do not trust each other:
 
 - A course's staff act on a person only within their course, and only on what it owns: the
-  person's place on its roster, its overrides and scores, their submissions in its
-  assignments (``course_person``; ``may_regrade`` for a submission).
+  person's place on its roster (``course_person``), its overrides (``course_students``) and
+  scores (the gradebook reads only the course's students), their submissions in its
+  assignments (``may_regrade``; reading them: the assignment's feedback view).
 - An account's credentials (password links; a reset signs whoever redeems it in) are the
   person's own or an administrator's. The one thing a course's instructors may still do is
   give an account its first link while the account is wholly theirs: their course's
@@ -16,6 +17,8 @@ Admins act on everyone.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from sqlalchemy import exists, func, select
 from sqlalchemy.orm import Session
@@ -41,6 +44,21 @@ def course_person(session: Session, course_id: int, user_id: int) -> tuple[Membe
     if member is None or user is None:
         raise member_not_found(user_id)
     return member, user
+
+
+def course_students(session: Session, course_id: int, user_ids: Sequence[int]) -> set[int]:
+    """Those of ``user_ids`` who are active students of this course: the only people its
+    overrides may name."""
+    return set(
+        session.scalars(
+            select(Membership.user_id).where(
+                Membership.course_id == course_id,
+                Membership.user_id.in_(user_ids),
+                Membership.role == "student",
+                Membership.status == "active",
+            )
+        )
+    )
 
 
 def has_been_used(session: Session, user: User) -> bool:
