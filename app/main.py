@@ -26,6 +26,7 @@ from app.core.openapi import install_openapi
 from app.courses.pages import router as course_pages_router
 from app.courses.routes import roster_cap
 from app.courses.routes import router as courses_router
+from app.gradebook.course_submissions import one_router as submission_regrade_router
 from app.gradebook.course_submissions import router as course_submissions_router
 from app.gradebook.pages import router as gradebook_pages_router
 from app.gradebook.routes import router as gradebook_router
@@ -78,6 +79,7 @@ ROUTERS = (
     assignment_pages_router,
     gradebook_router,
     course_submissions_router,
+    submission_regrade_router,
     gradebook_pages_router,
     lti_router,
     lti_api_router,

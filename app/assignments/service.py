@@ -38,6 +38,7 @@ from app.assignments.schemas import (
 from app.core.errors import ApiError
 from app.courses.deps import CourseAccess
 from app.courses.models import Membership
+from app.courses.tenancy import course_students
 from app.db.base import utcnow
 from app.problems.loader import Problem
 from app.submissions.models import Submission
@@ -326,16 +327,7 @@ def add_overrides(
         user_ids = [body.user_id] if body.user_id is not None else list(body.user_ids or [])
         if len(set(user_ids)) != len(user_ids):
             raise ApiError(422, "duplicate_user", "a user id is listed twice", "user_ids")
-        active = set(
-            session.scalars(
-                select(Membership.user_id).where(
-                    Membership.course_id == access.course_id,
-                    Membership.user_id.in_(user_ids),
-                    Membership.role == "student",
-                    Membership.status == "active",
-                )
-            )
-        )
+        active = course_students(session, access.course_id, user_ids)
         for n, user_id in enumerate(user_ids):
             if user_id not in active:
                 field = "user_id" if body.user_id is not None else f"user_ids[{n}]"

@@ -43,26 +43,36 @@ def create_user(
     name: str,
     role: AccountRole = "member",
     password_hash: str | None = None,
+    created_by_course: int | None = None,
 ) -> User:
-    """A new account; the caller commits. An email already in use is an ``AccountError``."""
+    """A new account; the caller commits. An email already in use is an ``AccountError``.
+    ``created_by_course``: the course whose enrolment makes it (see ``User``)."""
     address = normalize_email(email) if email is not None else None
     if address is not None and find_by_email(session, address) is not None:
         raise AccountError(f"an account with {address} already exists")
     name = name.strip() or (address or "")
     if not 1 <= len(name) <= 200:
         raise AccountError("a name must be 1 to 200 characters")
-    user = User(email=address, name=name, role=role, password_hash=password_hash)
+    user = User(
+        email=address,
+        name=name,
+        role=role,
+        password_hash=password_hash,
+        created_by_course_id=created_by_course,
+    )
     session.add(user)
     session.flush()
     return user
 
 
-def find_or_create(session: Session, email: str, name: str) -> tuple[User, bool]:
+def find_or_create(
+    session: Session, email: str, name: str, created_by_course: int | None = None
+) -> tuple[User, bool]:
     """The account with this email, or a new member account; True when it was created."""
     found = find_by_email(session, email)
     if found is not None:
         return found, False
-    return create_user(session, email, name), True
+    return create_user(session, email, name, created_by_course=created_by_course), True
 
 
 def issue_reset_link(session: Session, user_id: int, created_by: int | None) -> str:

@@ -35,6 +35,11 @@ class User(Base):
     oidc_subject: Mapped[str | None] = mapped_column(String(255), default=None)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     disabled_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
+    # The course whose enrolment made this account (by email or roster CSV); NULL when made
+    # anywhere else (an admin, the CLI, single sign-on, an LMS). Only that course's
+    # instructors may give it its first password link (app.courses.tenancy). No foreign key:
+    # courses are never deleted, and accounts sit below courses.
+    created_by_course_id: Mapped[int | None] = mapped_column(Integer, default=None)
 
     __table_args__ = (
         UniqueConstraint("oidc_issuer", "oidc_subject", name="uq_users_oidc_identity"),

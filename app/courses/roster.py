@@ -281,7 +281,7 @@ def apply(session: Session, course_id: int, roster: Roster) -> RosterResult:
                 # Memberships wait until the end: each pending one would otherwise be flushed
                 # by the next account's lookup, a round trip per row.
                 with session.no_autoflush:
-                    user = create_user(session, row.email, row.name)
+                    user = create_user(session, row.email, row.name, created_by_course=course_id)
                 counts["created"] += 1
             member = members.get(user.id)
             if member is None:

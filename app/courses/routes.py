@@ -271,19 +271,22 @@ async def remove_member(
     "/{course_id}/members/{user_id}/reset-link",
     status_code=201,
     response_model=ResetLink,
-    responses=error_responses({**MEMBER_ERRORS, 403: "Not an active student, or staff somewhere"}),
+    responses=error_responses(
+        {
+            **MEMBER_ERRORS,
+            403: "Not an active student, or an account that is not this course's to set up "
+            "(made elsewhere, in another course, or already used): an administrator's",
+        }
+    ),
 )
 async def reset_link(
     request: Request, user_id: UserId, access: CourseInstructor, sessions: SessionsDep
 ) -> ResetLink:
-    """Instructors: a one-use link for a student of this course to set a password."""
+    """Instructors: the first one-use link to set a password, for a student whose account this
+    course's enrolment made and nobody has used yet (the roster's new people). Any other
+    account's password is its owner's or an administrator's (docs/security.md, Tenancy)."""
     secret, expires_at = await run_in_threadpool(
-        _run,
-        sessions,
-        service.reset_link_for,
-        access.course_id,
-        user_id,
-        access.principal.user_id,
+        _run, sessions, service.reset_link_for, access, user_id
     )
     path = f"/reset/{secret}"
     return ResetLink(path=path, url=str(request.base_url).rstrip("/") + path, expires_at=expires_at)

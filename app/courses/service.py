@@ -35,6 +35,7 @@ from app.courses.schemas import (
     MemberUpdate,
     SectionCount,
 )
+from app.courses.tenancy import check_credentials, course_person
 from app.db.base import utcnow
 
 # No 0/O or 1/I/L: codes are read off a projector and typed by hand. 10 symbols of 31: ~50 bits,
@@ -289,7 +290,7 @@ def add_member(session: Session, course_id: int, body: MemberCreate) -> tuple[Me
     """One person by email; their account is made if they have none. True: account created."""
     try:
         email = normalize_email(body.email)
-        user, created = find_or_create(session, email, body.name)
+        user, created = find_or_create(session, email, body.name, course_id)
     except AccountError as exc:
         session.rollback()
         raise ApiError(422, "invalid_member", str(exc), "email") from None
@@ -312,14 +313,6 @@ def add_member(session: Session, course_id: int, body: MemberCreate) -> tuple[Me
     return member_out(member, user), created
 
 
-def _member_or_404(session: Session, course_id: int, user_id: int) -> tuple[Membership, User]:
-    member = _membership(session, course_id, user_id)
-    user = session.get(User, user_id)
-    if member is None or user is None:
-        raise ApiError(404, "member_not_found", f"no member {user_id} in this course", "user_id")
-    return member, user
-
-
 def lock_roster(session: Session, course_id: int) -> None:
     """Serialises changes to one course's roster (PostgreSQL: a row lock on the course until
     commit; SQLite has one writer anyway), so two instructors demoting each other at once cannot
@@ -331,7 +324,7 @@ def update_member(
     session: Session, course_id: int, user_id: int, change: MemberUpdate
 ) -> MemberOut:
     lock_roster(session, course_id)
-    member, user = _member_or_404(session, course_id, user_id)
+    member, user = course_person(session, course_id, user_id)
     role = change.role or member.role
     status = change.status or member.status
     stays_instructor = role == "instructor" and status == "active"
@@ -350,12 +343,10 @@ def update_member(
     return member_out(member, user)
 
 
-def reset_link_for(
-    session: Session, course_id: int, user_id: int, issued_by: int
-) -> tuple[str, datetime]:
-    """A one-use password link for a student of this course: never for staff anywhere or a
-    deployment instructor/admin, whose accounts reach more than this course."""
-    member, user = _member_or_404(session, course_id, user_id)
+def reset_link_for(session: Session, access: CourseAccess, user_id: int) -> tuple[str, datetime]:
+    """A one-use password link for an active student of this course whose account is the
+    course's to set up (``tenancy.credentials_refusal``)."""
+    member, user = course_person(session, access.course_id, user_id)
     if member.role != "student" or member.status != "active":
         raise ApiError(
             403,
@@ -363,21 +354,10 @@ def reset_link_for(
             "password links are only for active students of this course",
             "user_id",
         )
-    staff_elsewhere = session.scalar(
-        select(func.count())
-        .select_from(Membership)
-        .where(Membership.user_id == user_id, Membership.role.in_(("ta", "instructor")))
-    )
-    if user.role != "member" or staff_elsewhere:
-        raise ApiError(
-            403,
-            "not_a_student",
-            "this person is staff somewhere: only an admin can reset their password",
-            "user_id",
-        )
+    check_credentials(session, access, user)
     if user.disabled_at is not None:
         raise ApiError(403, "account_disabled", "this account is disabled", "user_id")
     expires_at = utcnow() + RESET_LINK_LIFETIME
-    secret = issue_reset_link(session, user_id, issued_by)
+    secret = issue_reset_link(session, user_id, access.principal.user_id)
     session.commit()
     return secret, expires_at

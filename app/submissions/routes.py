@@ -1,5 +1,6 @@
-"""Submissions API: create (async, with optional wait), read, follow by server-sent events, and
-regrade (instructors)."""
+"""Submissions API: create (async, with optional wait), read, follow by server-sent events.
+Regrading one is the gradebook's (app.gradebook.course_submissions): who may is the course's
+rule."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from fastapi import APIRouter, Header, Query, Request, Response
 from fastapi.responses import StreamingResponse
 from pydantic import ValidationError
 
-from app.auth.deps import Instructor, OptionalPrincipal
+from app.auth.deps import OptionalPrincipal
 from app.auth.tokens import Principal
 from app.core import metrics
 from app.core.bodies import BodyCap, read_capped
@@ -23,7 +24,7 @@ from app.db.base import utcnow
 from app.problems.deps import ProblemDep
 from app.submissions.deps import SubmissionServiceDep
 from app.submissions.notices import ACTIVITY, COMPLETIONS
-from app.submissions.schemas import RegradeAccepted, SubmissionCreate, SubmissionOut
+from app.submissions.schemas import SubmissionCreate, SubmissionOut
 from app.submissions.service import Admission, SubmissionService, not_found
 
 router = APIRouter(tags=["submissions"])
@@ -319,31 +320,3 @@ async def _event_stream(
             # Woken by notices (this process's commits, or other processes' over Redis); the
             # read every wait_poll_seconds is a safety net for a lost one.
             await activity.wait(service.wait_poll_seconds)
-
-
-@router.post(
-    "/api/submissions/{submission_id}/regrade",
-    status_code=202,
-    response_model=RegradeAccepted,
-    tags=["instructors"],
-    responses=error_responses(
-        {
-            404: "Unknown submission",
-            409: "Still queued or running",
-            503: "Queue full: GRADER_QUEUE_MAX submissions are queued or running",
-        },
-        retry_after=(503,),
-    ),
-)
-async def regrade(
-    instructor: Instructor,
-    submission_id: str,
-    service: SubmissionServiceDep,
-    response: Response,
-) -> RegradeAccepted:
-    """Queue a finished submission for grading again on the problem's current test set. It
-    takes a place in the queue like a new submission, so it is refused with 503 ``queue_full``
-    under the same cap; the previous result stays in its history."""
-    run = await in_thread(service.regrade, submission_id)
-    response.headers["Location"] = _location(submission_id)
-    return RegradeAccepted(id=submission_id, status="queued", run=run)

@@ -5,6 +5,11 @@ The routes are read from the app, so a route added without a rule here fails
 be refused (401, 403, or 404 where the thing is hidden from them), and nobody gets a 5xx.
 A refusal is checked for what it is, not just its status: an allowed caller may still get a
 4xx for the empty body this test sends (422, 409...), which shows it got past the gate.
+
+Courses do not trust each other (docs/security.md, Tenancy): every route that names a person,
+a submission or what a person owns (in its path, query or body, read from the app's OpenAPI
+document) also says who may call it when that is another course's (``across``), and, for a
+person, once this course has enrolled them too (``shared``): ``test_across_courses``.
 """
 
 from __future__ import annotations
@@ -14,10 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from app.main import create_app
-from tests.authz.world import World, build_world
+from tests.authz.world import PROBLEM, World, build_world
 from tests.instructors.conftest import make_settings
 from tests.support.routes import app_routes
 
@@ -33,12 +39,27 @@ REFUSALS = (401, 403, 404)
 ASSIGNMENT = "/api/courses/{course_id}/assignments/{assignment_id}"
 
 
+# Path, query and body fields that name a person, a submission or something of a person's.
+PERSONAL = ("user_id", "user_ids", "submission_id", "override_id", "token_id")
+NOBODY: frozenset[str] = frozenset()
+ADMIN = frozenset({"admin"})
+
+
 @dataclass(frozen=True)
 class Rule:
     allowed: frozenset[str]
     # The call removes what the path names: each allowed caller gets a world of its own.
     consumes: bool = False
     query: str = ""
+    # World values the path takes instead of the defaults, e.g. {"user_id": "new_user_id"}.
+    fill: tuple[tuple[str, str], ...] = ()
+    # Who may call it when what it names is the other course's (None: it names nothing).
+    across: frozenset[str] | None = None
+    # For a person: who may once this course has enrolled them too (None: ``allowed``).
+    shared: frozenset[str] | None = None
+    # What the cross-course calls send, {user_id} filled in: a query, a JSON body.
+    across_query: str = ""
+    across_body: tuple[tuple[str, object], ...] = ()
 
 
 RULES: dict[tuple[str, str], Rule] = {
@@ -97,12 +118,14 @@ RULES: dict[tuple[str, str], Rule] = {
     ("GET", "/api/account/tokens"): Rule(SIGNED_IN),
     ("POST", "/api/account/tokens"): Rule(SIGNED_IN),
     # The student's own token: anyone else's is not theirs to see (404).
-    ("DELETE", "/api/account/tokens/{token_id}"): Rule(frozenset({"student"}), consumes=True),
+    ("DELETE", "/api/account/tokens/{token_id}"): Rule(
+        frozenset({"student"}), consumes=True, across=frozenset({"other_student"})
+    ),
     ("PUT", "/api/account/password"): Rule(SIGNED_IN),
     ("GET", "/api/admin/users"): Rule(frozenset({"admin"})),
     ("POST", "/api/admin/users"): Rule(frozenset({"admin"})),
-    ("PATCH", "/api/admin/users/{user_id}"): Rule(frozenset({"admin"})),
-    ("POST", "/api/admin/users/{user_id}/reset-link"): Rule(frozenset({"admin"})),
+    ("PATCH", "/api/admin/users/{user_id}"): Rule(ADMIN, across=ADMIN),
+    ("POST", "/api/admin/users/{user_id}/reset-link"): Rule(ADMIN, across=ADMIN),
     # Courses and rosters.
     ("GET", "/courses"): Rule(EVERYONE),
     ("GET", "/courses/{course_id}/roster"): Rule(EVERYONE),
@@ -115,11 +138,18 @@ RULES: dict[tuple[str, str], Rule] = {
     ("DELETE", "/api/courses/{course_id}"): Rule(COURSE_INSTRUCTORS, consumes=True),
     ("GET", "/api/courses/{course_id}/members"): Rule(COURSE_STAFF),
     ("POST", "/api/courses/{course_id}/members"): Rule(COURSE_INSTRUCTORS),
-    ("PATCH", "/api/courses/{course_id}/members/{user_id}"): Rule(COURSE_INSTRUCTORS),
-    ("DELETE", "/api/courses/{course_id}/members/{user_id}"): Rule(
-        COURSE_INSTRUCTORS, consumes=True
+    # A course acts on a person's place in it, never on a person it has no place for; a
+    # password link only for an account wholly the course's (made by its enrolment, in no
+    # other course, never used): the world's new student. Anyone else's is the admin's.
+    ("PATCH", "/api/courses/{course_id}/members/{user_id}"): Rule(
+        COURSE_INSTRUCTORS, across=NOBODY
     ),
-    ("POST", "/api/courses/{course_id}/members/{user_id}/reset-link"): Rule(COURSE_INSTRUCTORS),
+    ("DELETE", "/api/courses/{course_id}/members/{user_id}"): Rule(
+        COURSE_INSTRUCTORS, consumes=True, across=NOBODY
+    ),
+    ("POST", "/api/courses/{course_id}/members/{user_id}/reset-link"): Rule(
+        COURSE_INSTRUCTORS, fill=(("user_id", "new_user_id"),), across=NOBODY, shared=ADMIN
+    ),
     ("GET", "/api/courses/{course_id}/sections"): Rule(COURSE_STAFF),
     ("POST", "/api/courses/{course_id}/roster"): Rule(COURSE_INSTRUCTORS),
     # Assignments. Staff submissions are practice that never counts; TAs grant overrides.
@@ -135,35 +165,76 @@ RULES: dict[tuple[str, str], Rule] = {
     ("DELETE", f"{ASSIGNMENT}"): Rule(COURSE_INSTRUCTORS, consumes=True),
     ("POST", f"{ASSIGNMENT}/publish"): Rule(COURSE_INSTRUCTORS),
     ("GET", f"{ASSIGNMENT}/overrides"): Rule(COURSE_STAFF),
-    ("POST", f"{ASSIGNMENT}/overrides"): Rule(COURSE_STAFF),
-    ("DELETE", f"{ASSIGNMENT}/overrides/{{override_id}}"): Rule(COURSE_STAFF, consumes=True),
+    ("POST", f"{ASSIGNMENT}/overrides"): Rule(
+        COURSE_STAFF,
+        across=NOBODY,
+        across_body=(("user_id", "{user_id}"), ("extra_attempts", 1)),
+    ),
+    ("DELETE", f"{ASSIGNMENT}/overrides/{{override_id}}"): Rule(
+        COURSE_STAFF, consumes=True, across=NOBODY
+    ),
     ("GET", f"{ASSIGNMENT}/problems/{{problem_id}}/attempts"): Rule(COURSE_MEMBERS),
     ("POST", f"{ASSIGNMENT}/problems/{{problem_id}}/submissions"): Rule(COURSE_MEMBERS),
     ("GET", f"{ASSIGNMENT}/submissions/me.csv"): Rule(COURSE_MEMBERS),
     # The gradebook: staff read and adjust; instructors regrade; a student reads their own.
     ("GET", "/courses/{course_id}/assignments/{assignment_id}/gradebook"): Rule(EVERYONE),
-    ("GET", "/courses/{course_id}/assignments/{assignment_id}/students/{user_id}"): Rule(EVERYONE),
+    ("GET", "/courses/{course_id}/assignments/{assignment_id}/students/{user_id}"): Rule(
+        EVERYONE, across=EVERYONE
+    ),
     ("GET", f"{ASSIGNMENT}/grades/me"): Rule(COURSE_MEMBERS),
     ("GET", f"{ASSIGNMENT}/gradebook"): Rule(COURSE_STAFF),
     ("GET", f"{ASSIGNMENT}/gradebook.csv"): Rule(COURSE_STAFF),
     ("GET", f"{ASSIGNMENT}/attempts.csv"): Rule(COURSE_STAFF),
     ("GET", f"{ASSIGNMENT}/canvas.csv"): Rule(COURSE_STAFF),
-    ("GET", f"{ASSIGNMENT}/students/{{user_id}}"): Rule(COURSE_STAFF),
-    ("GET", f"{ASSIGNMENT}/adjustments"): Rule(COURSE_STAFF),
-    ("POST", f"{ASSIGNMENT}/adjustments"): Rule(COURSE_STAFF),
+    ("GET", f"{ASSIGNMENT}/students/{{user_id}}"): Rule(COURSE_STAFF, across=NOBODY),
+    # The course's own log, filtered: another course's person has nothing in it.
+    ("GET", f"{ASSIGNMENT}/adjustments"): Rule(
+        COURSE_STAFF, across=COURSE_STAFF, across_query="?user_id={user_id}"
+    ),
+    ("POST", f"{ASSIGNMENT}/adjustments"): Rule(
+        COURSE_STAFF,
+        across=NOBODY,
+        across_body=(
+            ("user_id", "{user_id}"),
+            ("problem_id", PROBLEM),
+            ("score", 0),
+            ("comment", "across courses"),
+        ),
+    ),
     ("GET", f"{ASSIGNMENT}/insight"): Rule(COURSE_STAFF),
     ("POST", f"{ASSIGNMENT}/regrade"): Rule(COURSE_INSTRUCTORS),
     # The student's own submission in an assignment: the student and the course's staff.
-    ("GET", "/api/submissions/{submission_id}"): Rule(COURSE_MEMBERS),
-    ("GET", "/api/submissions/{submission_id}/events"): Rule(COURSE_MEMBERS),
-    ("POST", "/api/submissions/{submission_id}/regrade"): Rule(CATALOG_STAFF),
-    # Finding practice submissions (every account's) is for the catalog's staff only.
-    ("GET", "/api/submissions"): Rule(CATALOG_STAFF),
-    ("POST", "/api/regrades"): Rule(CATALOG_STAFF, query="?problem=no-such-problem"),
+    # Another course's submission: its student and an admin (its own staff are not here).
+    ("GET", "/api/submissions/{submission_id}"): Rule(
+        COURSE_MEMBERS, across=frozenset({"other_student", "admin"})
+    ),
+    ("GET", "/api/submissions/{submission_id}/events"): Rule(
+        COURSE_MEMBERS, across=frozenset({"other_student", "admin"})
+    ),
+    # Regrading work in an assignment: its course's instructors (issue 35: any deployment
+    # instructor could) and admins.
+    ("POST", "/api/submissions/{submission_id}/regrade"): Rule(COURSE_INSTRUCTORS, across=ADMIN),
+    # Finding practice submissions (every account's) is for the catalog's staff only; no
+    # course's work is in it, whoever's it is.
+    ("GET", "/api/submissions"): Rule(
+        CATALOG_STAFF, across=CATALOG_STAFF, across_query="?user_id={user_id}"
+    ),
+    ("POST", "/api/regrades"): Rule(
+        CATALOG_STAFF,
+        query="?problem=no-such-problem",
+        across=CATALOG_STAFF,
+        across_query="?user_id={user_id}",
+    ),
     # A course's submissions: its staff list them; its instructors regrade them.
-    ("GET", "/api/courses/{course_id}/submissions"): Rule(COURSE_STAFF),
+    # Scoped to the course's assignments: another course's person has nothing in them.
+    ("GET", "/api/courses/{course_id}/submissions"): Rule(
+        COURSE_STAFF, across=COURSE_STAFF, across_query="?user_id={user_id}"
+    ),
     ("POST", "/api/courses/{course_id}/submissions/regrade"): Rule(
-        COURSE_INSTRUCTORS, query="?problem=no-such-problem"
+        COURSE_INSTRUCTORS,
+        query="?problem=no-such-problem",
+        across=COURSE_INSTRUCTORS,
+        across_query="?user_id={user_id}",
     ),
 }
 
@@ -173,6 +244,26 @@ def routes() -> list[tuple[str, str]]:
     return app_routes(create_app())
 
 
+def _personal_fields(app: FastAPI) -> dict[tuple[str, str], set[str]]:
+    """Per route, the fields of ``PERSONAL`` it takes (path, query or JSON body), read from
+    the app's OpenAPI document, so a new route that names a person is found without a list."""
+    document = app.openapi()
+    schemas = document.get("components", {}).get("schemas", {})
+    found: dict[tuple[str, str], set[str]] = {}
+    for path, operations in document["paths"].items():
+        for method, operation in operations.items():
+            names = {p["name"] for p in operation.get("parameters", [])}
+            for content in operation.get("requestBody", {}).get("content", {}).values():
+                schema = content.get("schema", {})
+                ref = schema.get("$ref", "")
+                if ref:
+                    schema = schemas.get(ref.rsplit("/", 1)[-1], {})
+                names |= set(schema.get("properties", {}))
+            if names & set(PERSONAL):
+                found[(method.upper(), path)] = names & set(PERSONAL)
+    return found
+
+
 def test_every_route_has_a_rule(routes: list[tuple[str, str]]) -> None:
     missing = [f"{m} {p}" for m, p in routes if (m, p) not in RULES]
     assert not missing, "routes without an authorization rule in tests/authz/test_matrix.py:\n" + (
@@ -180,20 +271,33 @@ def test_every_route_has_a_rule(routes: list[tuple[str, str]]) -> None:
     )
     stale = [f"{m} {p}" for m, p in RULES if (m, p) not in routes]
     assert not stale, "rules for routes that no longer exist:\n" + "\n".join(stale)
+    personal = _personal_fields(create_app())
+    # The HTML shells name a person in their path, with a rule all the same.
+    personal.update({(m, p): {"user_id"} for m, p in routes if "{user_id}" in p})
+    unruled = [
+        f"{m} {p} (takes {', '.join(sorted(f))})"
+        for (m, p), f in sorted(personal.items())
+        if (m, p) in RULES and RULES[(m, p)].across is None
+    ]
+    assert not unruled, (
+        "routes that name a person or a submission without an `across` rule (who may act on "
+        "another course's):\n" + "\n".join(unruled)
+    )
 
 
 @pytest.fixture
 def worlds(tmp_path: Path) -> Iterator[list[tuple[TestClient, World]]]:
-    """Fresh deployments on demand; each closed at the end of the test."""
+    """Fresh deployments on demand (``across=True``: with the other course's side); each
+    closed at the end of the test."""
     made: list[tuple[TestClient, World]] = []
     clients: list[TestClient] = []
 
-    def make() -> tuple[TestClient, World]:
+    def make(across: bool = False) -> tuple[TestClient, World]:
         settings = make_settings(tmp_path / f"world-{len(clients)}")
         api = TestClient(create_app(settings))
         api.__enter__()
         clients.append(api)
-        pair = (api, build_world(api))
+        pair = (api, build_world(api, across=across))
         made.append(pair)
         return pair
 
@@ -203,7 +307,7 @@ def worlds(tmp_path: Path) -> Iterator[list[tuple[TestClient, World]]]:
 
 
 def _call(api: TestClient, world: World, method: str, path: str, rule: Rule, who: str) -> int:
-    url = world.path(path) + rule.query
+    url = world.path(path, dict(rule.fill)) + rule.query
     headers = world.people.headers(who)
     body = None if method in ("GET", "DELETE") else {}
     response = api.request(method, url, json=body, headers=headers)
@@ -225,4 +329,93 @@ def test_route_admits_exactly_its_callers(worlds, method: str, path: str) -> Non
         refused = status in REFUSALS
         if refused == (who in rule.allowed):
             wrong.append(f"{who}: {status} ({'refused' if refused else 'admitted'})")
+    assert not wrong, f"{method} {path}: " + "; ".join(wrong)
+
+
+# The other course's side, by the world value each field takes.
+OTHER = {
+    "user_id": "other_user_id",
+    "submission_id": "other_submission_id",
+    "override_id": "other_override_id",
+    "token_id": "other_token_id",
+}
+
+
+def _fill(value: object, world: World, keys: dict[str, str]) -> object:
+    if value == "{user_id}":
+        return int(world.values[keys["user_id"]])
+    return value
+
+
+def _call_across(
+    api: TestClient, world: World, method: str, path: str, rule: Rule, who: str
+) -> tuple[bool, str]:
+    """(refused, the response's text) for ``who`` calling the route on the other course's
+    person, submission, override or token. Refused: 401/403/404, or 422 ``not_enrolled`` (the
+    course has no such student)."""
+    keys = OTHER
+    url = world.path(path, keys) + world.path(rule.across_query, keys)
+    body: object = None
+    if rule.across_body:
+        body = {k: _fill(v, world, keys) for k, v in rule.across_body}
+    elif method not in ("GET", "DELETE"):
+        body = {}
+    response = api.request(method, url, json=body, headers=world.people.headers(who))
+    assert response.status_code < 500, (method, path, who, response.text[:300])
+    refused = response.status_code in REFUSALS or (
+        response.status_code == 422 and "not_enrolled" in response.text
+    )
+    return refused, response.text
+
+
+ACROSS = sorted(
+    ((m, p) for (m, p), r in RULES.items() if r.across is not None), key=lambda r: (r[1], r[0])
+)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize(("method", "path"), ACROSS)
+def test_across_courses(worlds, method: str, path: str) -> None:
+    """Every route that names a person or a submission, called by everyone on the other
+    course's: its student (in no course of theirs but ``other_course``), her graded submission
+    in an assignment of ``other_course`` on the same problem, her override there, her token.
+    Then, for a person, again once this course's instructor has enrolled her by email (as the
+    reported takeover began): the course now acts on her place in it, and on nothing else."""
+    rule = RULES[(method, path)]
+    assert rule.across is not None
+    api, world = worlds(across=True)
+    # What would show her work or who she is (an id the caller sent comes back in errors).
+    secrets = ("other_student's work", "other_student@example.edu")
+    wrong: list[str] = []
+    phases = [("other course's", rule.across)]
+    names_person = "{user_id}" in path + rule.across_query or any(
+        v == "{user_id}" for _, v in rule.across_body
+    )
+    if names_person:
+        phases.append(("enrolled here too", rule.allowed if rule.shared is None else rule.shared))
+    for phase, allowed in phases:
+        if phase == "enrolled here too":
+            enrolled = api.post(
+                f"/api/courses/{world.values['course_id']}/members",
+                json={"email": "other_student@example.edu"},
+                headers=world.people.headers("instructor"),
+            )
+            assert enrolled.status_code == 201, enrolled.text
+        for who in sorted(ROLES, key=lambda r: r in allowed):
+            if rule.consumes and who in allowed:
+                api, world = worlds(across=True)
+                if phase == "enrolled here too":
+                    api.post(
+                        f"/api/courses/{world.values['course_id']}/members",
+                        json={"email": "other_student@example.edu"},
+                        headers=world.people.headers("instructor"),
+                    )
+            refused, text = _call_across(api, world, method, path, rule, who)
+            if refused == (who in allowed):
+                wrong.append(f"{phase}, {who}: {'refused' if refused else 'admitted'}")
+            # Whatever the status, the other course's work reaches only its owner and admins.
+            shown = [secret for secret in secrets if secret in text]
+            if who not in ("other_student", "admin") and phase == "other course's" and shown:
+                wrong.append(f"{phase}, {who}: shown {shown}")
     assert not wrong, f"{method} {path}: " + "; ".join(wrong)

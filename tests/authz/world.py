@@ -1,6 +1,11 @@
 """One small deployment with something behind every route: two courses with a person of every
-role, an assignment, a graded submission of the student in it, an override, a stored case.
-Path parameters of the routes are filled from it."""
+role, an assignment, a graded submission of the student in it, an override, a stored case, and
+a student the course's enrolment made who has never signed in (``new_user_id``). Path
+parameters of the routes are filled from it.
+
+``across=True`` adds the other course's side (issue 35): an assignment of ``other_course`` on
+the same problem, with a graded submission of ``other_student`` in it and an override for
+her; the ``other_*`` values name them, for the course's staff to try to act on."""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from fastapi.testclient import TestClient
+from sqlalchemy.orm import Session
 
 from app.assignments.models import Assignment, AssignmentProblem, Override
 from app.auth.models import ApiToken
@@ -24,24 +30,19 @@ class World:
     people: People
     values: dict[str, str] = field(default_factory=dict)
 
-    def path(self, template: str) -> str:
-        return template.format(**self.values)
+    def path(self, template: str, keys: dict[str, str] | None = None) -> str:
+        """``template`` filled from the values; ``keys`` maps a field to the value it takes
+        instead of its own (``{"user_id": "new_user_id"}``)."""
+        values = {**self.values, **{k: self.values[v] for k, v in (keys or {}).items()}}
+        return template.format(**values)
 
 
-def build_world(api: TestClient) -> World:
+def build_world(api: TestClient, *, across: bool = False) -> World:
     sessions = api.app.state.sessions  # type: ignore[attr-defined]
     people = seed_people(sessions)
     now = utcnow()
     with sessions() as session:
-        assignment = Assignment(
-            course_id=people.courses["course"],
-            title="Attention",
-            release_at=now - timedelta(days=1),
-            due_at=now + timedelta(days=7),
-        )
-        session.add(assignment)
-        session.flush()
-        session.add(AssignmentProblem(assignment_id=assignment.id, problem_id=PROBLEM))
+        assignment = _open_assignment(session, people.courses["course"], "Attention")
         override = Override(
             assignment_id=assignment.id,
             user_id=people.users["student"],
@@ -74,7 +75,10 @@ def build_world(api: TestClient) -> World:
             "platform_id": str(platform.id),
         }
         session.commit()
-    values["submission_id"] = _graded_submission(api, people, assignment_id)
+    values["submission_id"] = _graded_submission(api, people, assignment_id, "student")
+    values["new_user_id"] = _enrolled(api, people, "new.student@example.edu")
+    if across:
+        values.update(_other_course(api, people))
     case = api.post(
         f"/api/problems/{PROBLEM}/test-cases",
         json={"name": "authz-case", "inputs": _case_inputs()},
@@ -83,6 +87,21 @@ def build_world(api: TestClient) -> World:
     assert case.status_code == 201, case.text
     values["case_id"] = str(case.json()["id"])
     return World(people=people, values=values)
+
+
+def _open_assignment(session: Session, course_id: int, title: str) -> Assignment:
+    """An assignment of the course on ``PROBLEM``, open for a week."""
+    now = utcnow()
+    assignment = Assignment(
+        course_id=course_id,
+        title=title,
+        release_at=now - timedelta(days=1),
+        due_at=now + timedelta(days=7),
+    )
+    session.add(assignment)
+    session.flush()
+    session.add(AssignmentProblem(assignment_id=assignment.id, problem_id=PROBLEM))
+    return assignment
 
 
 def _case_inputs() -> dict[str, object]:
@@ -99,13 +118,13 @@ def _wheel_name() -> str:
     return wheels[0].name if wheels else "tensorjudge_client-0.1.0-py3-none-any.whl"
 
 
-def _graded_submission(api: TestClient, people: People, assignment_id: int) -> str:
-    """A submission of the student in the assignment, graded for real (so its event stream
+def _graded_submission(api: TestClient, people: People, assignment_id: int, who: str) -> str:
+    """A submission of ``who`` in the assignment, graded for real (so its event stream
     ends), as their first graded attempt."""
     made = api.post(
         f"/api/problems/{PROBLEM}/submissions?wait=30",
-        json={"code": "def multi_head_attention(*args):\n    return 0\n"},
-        headers=people.headers("student"),
+        json={"code": f"def multi_head_attention(*args):\n    return 0  # {who}'s work\n"},
+        headers=people.headers(who),
     )
     assert made.status_code == 200, made.text
     submission_id: str = made.json()["id"]
@@ -113,8 +132,39 @@ def _graded_submission(api: TestClient, people: People, assignment_id: int) -> s
     with sessions() as session:
         row = session.get(Submission, submission_id)
         assert row is not None
-        row.user_id = people.users["student"]
+        row.user_id = people.users[who]
         row.assignment_id = assignment_id
         row.graded_attempt = 1
         session.commit()
     return submission_id
+
+
+def _enrolled(api: TestClient, people: People, email: str) -> str:
+    """A student enrolled by a new email: the course's enrolment makes her account."""
+    made = api.post(
+        f"/api/courses/{people.courses['course']}/members",
+        json={"email": email, "name": "New Student"},
+        headers=people.headers("instructor"),
+    )
+    assert made.status_code == 201, made.text
+    return str(made.json()["user_id"])
+
+
+def _other_course(api: TestClient, people: People) -> dict[str, str]:
+    sessions = api.app.state.sessions  # type: ignore[attr-defined]
+    other = people.users["other_student"]
+    with sessions() as session:
+        assignment = _open_assignment(session, people.courses["other_course"], "Elsewhere")
+        override = Override(assignment_id=assignment.id, user_id=other, extra_attempts=1)
+        session.add(override)
+        session.flush()
+        token = session.query(ApiToken).filter_by(user_id=other).one()
+        values = {
+            "other_user_id": str(other),
+            "other_override_id": str(override.id),
+            "other_token_id": str(token.id),
+        }
+        assignment_id = assignment.id
+        session.commit()
+    values["other_submission_id"] = _graded_submission(api, people, assignment_id, "other_student")
+    return values

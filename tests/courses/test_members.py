@@ -201,14 +201,18 @@ def test_a_reset_link_for_a_student_of_the_course_only(
             f"/api/courses/{course_id}/members/{people.users[user]}/reset-link", headers=headers
         )
 
-    made = link("student")
+    # A student whose account the course's enrolment made, never used (the roster's way).
+    fresh = client.post(
+        f"/api/courses/{course}/members", json={"email": "fresh@example.edu"}, headers=teach
+    ).json()["user_id"]
+    made = client.post(f"/api/courses/{course}/members/{fresh}/reset-link", headers=teach)
     assert made.status_code == 201, made.text
     path = made.json()["path"]
     assert path.startswith("/reset/")
     assert made.json()["url"].endswith(path)
     with sessions() as session:
         owner = redeem_reset_link(session, path.removeprefix("/reset/"))
-        assert owner is not None and owner.id == people.users["student"]
+        assert owner is not None and owner.id == fresh
         session.commit()
         assert redeem_reset_link(session, path.removeprefix("/reset/")) is None  # one use
 
@@ -223,7 +227,7 @@ def test_a_reset_link_for_a_student_of_the_course_only(
     for who, status, code in (
         ("ta", 403, "not_a_student"),
         ("instructor", 403, "not_a_student"),
-        ("student_b", 403, "not_a_student"),
+        ("student_b", 403, "not_this_courses_account"),  # a TA elsewhere
         ("student", 403, "not_a_student"),  # removed
         ("other_student", 404, "member_not_found"),  # not in this course
         ("outsider", 404, "member_not_found"),
