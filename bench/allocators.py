@@ -30,7 +30,8 @@ Codings:
   slot's start (on every CPU it may use, the highest: the per-CPU batches lag the shared counter)
   and rounds the difference.
 - ``sequential``: a reader run, a sender run that allocates ``v * step`` objects, a reader run,
-  one after the other on one worker; ``v`` is read from the two readers' difference.
+  one after the other on one worker; ``v`` is read from the two readers' difference, in units
+  of what a sender of one step moved it by (measured before, as is what an idle sender moves).
 
 Prints, per trial, the bits wrong, then the raw rate, the error rate and the capacity of that
 binary symmetric channel, rate * (1 - H(error rate)) (for ``sequential``, bits per sender run).
@@ -236,10 +237,14 @@ def sequential_trial(sandbox: Sandbox, source: str, step: int, width: int) -> in
     start = reader()
     sender(0)
     base = reader() - start  # what a reader and an idle run move the counter by
+    # What one step moves it by (a procfs move takes ~50 numbers, a pipe one).
+    start = reader()
+    sender(step)
+    unit = max(1, reader() - start - base)
     value = secrets.randbelow(1 << width)
     start = reader()
     sender(value * step)
-    got = min((1 << width) - 1, max(0, round((reader() - start - base) / step)))
+    got = min((1 << width) - 1, max(0, round((reader() - start - base) / unit)))
     return wrong_bits([got], [value], width)
 
 
