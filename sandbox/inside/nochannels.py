@@ -127,8 +127,14 @@ def program(machine: str) -> bytes:
     return b"".join(out)
 
 
-class _SockFprog(ctypes.Structure):
+class SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+def fprog(bpf: bytes) -> tuple[Any, SockFprog]:
+    """A ``struct sock_fprog`` for a BPF program, and the buffer it points into (keep both)."""
+    buf = ctypes.create_string_buffer(bpf, len(bpf))
+    return buf, SockFprog(len(bpf) // 8, ctypes.cast(buf, ctypes.c_void_p))
 
 
 PR_SET_NO_NEW_PRIVS = 38
@@ -147,9 +153,7 @@ def prepare() -> None:
     machine = platform.machine()
     if machine not in ARCHES:
         return  # ``install`` fails closed
-    bpf = program(machine)
-    buf = ctypes.create_string_buffer(bpf, len(bpf))
-    prog = _SockFprog(len(bpf) // 8, ctypes.cast(buf, ctypes.c_void_p))
+    buf, prog = fprog(program(machine))
     prctl = ctypes.CDLL(None, use_errno=True).prctl
     PREPARED[:] = [prctl, buf, prog]
 
