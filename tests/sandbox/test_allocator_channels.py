@@ -1,7 +1,8 @@
 """Host-global allocators a run can move and read without a denied call: a real sender and a
 receiver, side by side, on every backend. The pidfd inode counter is closed (no run can open a
-pidfd); the pipe and shared-memory inode counters remain, measured in docs/sandbox-isolation.md
-("What remains") with bench/allocators.py."""
+pidfd); the pipe and shared-memory inode counters in test_worker_filter.py (no run can make
+either); what remains (the pipe counter through procfs) is measured in
+docs/sandbox-isolation.md ("What remains") with bench/allocators.py."""
 
 from __future__ import annotations
 
