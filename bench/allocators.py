@@ -2,7 +2,7 @@
 kernel shares between all runs, a receiver reads where the counter is now.
 
     .venv/bin/python bench/allocators.py [--sandbox fork|bwrap|docker]
-                                         [--source pipe|pidfs|shmem|cookie]
+                                         [--source pipe|procfs|pidfs|shmem|cookie]
                                          [--coding manchester|value|sequential]
                                          [--bits 64] [--half 0.05] [--step 512] [--trials 3]
 
@@ -14,6 +14,9 @@ Sources (each readable without a denied call, unless the seccomp policy says oth
   every pid the host allocates, in any pid namespace: the sender starts threads.
 - ``cookie``: a socket's cookie (``getsockopt(SO_COOKIE)``), one host-wide 64-bit counter in
   per-CPU batches of 4096, taken the first time a socket's cookie is asked for.
+- ``procfs``: ``get_next_ino()`` again, through procfs, which the worker's filter cannot refuse:
+  the sender starts threads that list their ``/proc/thread-self`` (~50 new inodes each), the
+  receiver starts a thread and reads its ``/proc/thread-self`` directory's inode number.
 - ``shmem``: the inode number of the kernel's internal tmpfs (``memfd_create``, shared anonymous
   mappings), per-CPU batches from one counter: ``os.fstat`` of a new memfd.
 
@@ -27,7 +30,8 @@ Codings:
   slot's start (on every CPU it may use, the highest: the per-CPU batches lag the shared counter)
   and rounds the difference.
 - ``sequential``: a reader run, a sender run that allocates ``v * step`` objects, a reader run,
-  one after the other on one worker; ``v`` is read from the two readers' difference.
+  one after the other on one worker; ``v`` is read from the two readers' difference, in units
+  of what a sender of one step moved it by (measured before, as is what an idle sender moves).
 
 Prints, per trial, the bits wrong, then the raw rate, the error rate and the capacity of that
 binary symmetric channel, rate * (1 - H(error rate)) (for ``sequential``, bits per sender run).
@@ -44,17 +48,29 @@ from contention import SENDER, balanced, check, entropy, make_sandbox, request, 
 
 from sandbox.protocol import Sandbox
 
-# How each source is moved by the sender and read by the receiver (one new object per read).
+# How each source is moved by the sender and read by the receiver (one new object per read). A
+# refused call moves nothing and reads 0 (the worker's filter refuses pipes and memfds).
 SOURCES = {
     "pipe": (
-        "def move():\n    r, w = os.pipe()\n    os.close(r)\n    os.close(w)\n",
-        "def read():\n    r, w = os.pipe()\n    ino = os.fstat(r).st_ino\n"
-        "    os.close(r)\n    os.close(w)\n    return ino\n",
+        "def move():\n    try:\n        r, w = os.pipe()\n    except OSError:\n        return\n"
+        "    os.close(r)\n    os.close(w)\n",
+        "def read():\n    try:\n        r, w = os.pipe()\n    except OSError:\n        return 0\n"
+        "    ino = os.fstat(r).st_ino\n    os.close(r)\n    os.close(w)\n    return ino\n",
     ),
     "shmem": (
-        "def move():\n    os.close(os.memfd_create('m'))\n",
-        "def read():\n    fd = os.memfd_create('r')\n    ino = os.fstat(fd).st_ino\n"
-        "    os.close(fd)\n    return ino\n",
+        "def move():\n    try:\n        os.close(os.memfd_create('m'))\n    except OSError:\n"
+        "        pass\n",
+        "def read():\n    try:\n        fd = os.memfd_create('r')\n    except OSError:\n"
+        "        return 0\n    ino = os.fstat(fd).st_ino\n    os.close(fd)\n    return ino\n",
+    ),
+    # The same counter as pipes' (get_next_ino), through procfs: each new thread's /proc entries
+    # take their numbers from it when first looked up (a listing looks up ~50).
+    "procfs": (
+        "def move():\n    t = threading.Thread(target=os.listdir, args=('/proc/thread-self',))\n"
+        "    t.start()\n    t.join()\n",
+        "def read():\n    got = []\n"
+        "    t = threading.Thread(target=lambda: got.append(os.stat('/proc/thread-self').st_ino))\n"
+        "    t.start()\n    t.join()\n    return got[0]\n",
     ),
     "cookie": (
         "import socket\n\n"
@@ -221,10 +237,14 @@ def sequential_trial(sandbox: Sandbox, source: str, step: int, width: int) -> in
     start = reader()
     sender(0)
     base = reader() - start  # what a reader and an idle run move the counter by
+    # What one step moves it by (a procfs move takes ~50 numbers, a pipe one).
+    start = reader()
+    sender(step)
+    unit = max(1, reader() - start - base)
     value = secrets.randbelow(1 << width)
     start = reader()
     sender(value * step)
-    got = min((1 << width) - 1, max(0, round((reader() - start - base) / step)))
+    got = min((1 << width) - 1, max(0, round((reader() - start - base) / unit)))
     return wrong_bits([got], [value], width)
 
 

@@ -115,7 +115,8 @@ def preload() -> None:
 
     import numpy  # noqa: F401
 
-    from . import supervisor, worker
+    from . import nochannels, supervisor, worker
 
     supervisor.bind_libc()
+    nochannels.prepare()
     worker.prepare_streams()

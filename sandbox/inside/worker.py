@@ -14,6 +14,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from . import nochannels
 from .errors import SUBMISSION_FILENAME, describe, type_name
 from .fds import FALLBACK_BOUND
 from .framing import (
@@ -123,6 +124,8 @@ class Worker:
             self.write_all(self.res, parts)
 
     def run(self) -> None:
+        # From here on the process makes no new pipe, socket or shared memory (``nochannels``).
+        nochannels.install()
         fn = self.load()
         if fn is not None:
             for index in range(self.total):

@@ -71,6 +71,7 @@ import struct
 import sys
 
 from .fds import close_all_but
+from .nochannels import fprog
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUTS = 0x04000000
@@ -121,10 +122,6 @@ _clone_libc = ctypes.PyDLL(None, use_errno=True)
 _clone_libc.syscall.restype = ctypes.c_long
 
 
-class _SockFprog(ctypes.Structure):
-    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
-
-
 class _CapHeader(ctypes.Structure):
     _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
 
@@ -169,8 +166,7 @@ def _drop_capabilities(
 
 def _install_seccomp(bpf: bytes) -> None:
     _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
-    buf = ctypes.create_string_buffer(bpf, len(bpf))
-    prog = _SockFprog(len(bpf) // 8, ctypes.cast(buf, ctypes.c_void_p))
+    _buf, prog = fprog(bpf)
     _check(_libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0), "seccomp")
 
 

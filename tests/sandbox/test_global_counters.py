@@ -91,12 +91,8 @@ def test_no_global_proc_or_sys_file_reads_anything(sandbox: Sandbox) -> None:
 
 # What a numeric submission uses keeps working without sysinfo and without the global files.
 LIBRARIES = """
-import ctypes, json, multiprocessing as mp, os
+import ctypes, json, os
 import numpy as np
-
-def child(conn):
-    conn.send(float(np.linalg.norm(np.ones((300, 300)) @ np.ones((300, 300)))))
-    conn.close()
 
 def f(a, n):
     libc = ctypes.CDLL(None, use_errno=True)
@@ -117,25 +113,24 @@ def f(a, n):
     ctypes.set_errno(0)
     ustat = libc.syscall(ctypes.c_long(136), ctypes.c_long(os.stat(path).st_dev), info)
     stat_errors["ustat"] = 0 if ustat == 0 else ctypes.get_errno()
-    parent, kid = mp.get_context("fork").Pipe()
-    p = mp.get_context("fork").Process(target=child, args=(kid,))
-    p.start()
-    got = parent.recv()
-    p.join()
+    pid = os.fork()
+    if pid == 0:  # numpy in a forked child (multiprocessing's pipes are refused)
+        os._exit(int(np.linalg.norm(np.ones((300, 300)) @ np.ones((300, 300))) == 90000.0))
+    got = os.waitpid(pid, 0)[1] >> 8
     print(json.dumps({
         "sysinfo": 0 if ret == 0 else sysinfo_errno,
         "statfs": stat_errors,
         "cpu_count": os.cpu_count(),
         "affinity": len(os.sched_getaffinity(0)),
         "phys_pages": os.sysconf("SC_PHYS_PAGES"),
-        "multiprocessing": got,
+        "forked numpy": got,
         "svd": np.linalg.svd(np.eye(4))[1].tolist(),
     }))
     return a * n
 """
 
 
-def test_sysinfo_and_statfs_are_refused_and_numpy_multiprocessing_cpu_count_still_work(
+def test_sysinfo_and_statfs_are_refused_and_numpy_fork_cpu_count_still_work(
     sandbox: Sandbox,
 ) -> None:
     out = report(run(sandbox, LIBRARIES))
@@ -148,7 +143,7 @@ def test_sysinfo_and_statfs_are_refused_and_numpy_multiprocessing_cpu_count_stil
     # glibc counts CPUs from /sys, then /proc/stat, then the affinity mask: the last is left.
     assert out["cpu_count"] == out["affinity"], out
     assert isinstance(out["cpu_count"], int) and out["cpu_count"] >= 1, out
-    assert out["multiprocessing"] == 300.0 * 300.0, out
+    assert out["forked numpy"] == 1, out
     assert out["svd"] == [1.0, 1.0, 1.0, 1.0], out
     assert_grader_still_works(sandbox)
 
@@ -265,7 +260,7 @@ def f(a, n):
             while time.time() < start:
                 pass
             if (half == 0) == (bit == 1):
-                m = mmap.mmap(-1, {map_mb} << 20)
+                m = mmap.mmap(-1, {map_mb} << 20, flags=mmap.MAP_PRIVATE)  # no shared
                 m.write(PAYLOAD)
                 while time.time() < start + HALF * 0.9:
                     pass
