@@ -1,5 +1,6 @@
 """One small deployment with something behind every route: two courses with a person of every
-role, an assignment, a graded submission of the student in it, an override, a stored case.
+role, an assignment, a graded submission of the student in it, an override, a stored case of
+the catalog and one of the course.
 Path parameters of the routes are filled from it."""
 
 from __future__ import annotations
@@ -82,6 +83,13 @@ def build_world(api: TestClient) -> World:
     )
     assert case.status_code == 201, case.text
     values["case_id"] = str(case.json()["id"])
+    own = api.post(
+        f"/api/courses/{values['course_id']}/problems/{PROBLEM}/test-cases",
+        json={"name": "authz-course-case", "inputs": _case_inputs()},
+        headers=people.headers("admin"),
+    )
+    assert own.status_code == 201, own.text
+    values["course_case_id"] = str(own.json()["id"])
     return World(people=people, values=values)
 
 
