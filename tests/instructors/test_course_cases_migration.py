@@ -15,13 +15,14 @@ from alembic.runtime.migration import MigrationContext
 from sqlalchemy import Engine, text
 from sqlalchemy.orm import Session
 
+# Imported to register every table the migration is compared with.
 import app.assignments.models
 import app.auth.models
 import app.courses.models
 import app.gradebook.models
 import app.lti.models
 import app.submissions.models
-import app.testcases.models  # noqa: F401  (registers the tables)
+import app.testcases.models
 from app.db.base import Base, utcnow
 from app.db.engine import make_engine
 from app.db.migrate import alembic_config, upgrade

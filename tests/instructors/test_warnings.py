@@ -79,9 +79,7 @@ def test_a_few_saturated_rows_do_not_warn(api: TestClient, tokens: Tokens, mha: 
 
 
 def test_built_in_cases_show_their_warnings(api: TestClient, tokens: Tokens):
-    cases = {
-        c["name"]: c for c in api.get(CASES, headers=bearer(tokens.admin)).json()["cases"]
-    }
+    cases = {c["name"]: c for c in api.get(CASES, headers=bearer(tokens.admin)).json()["cases"]}
     large = cases["large-magnitude"]
     assert large["source"] == "builtin" and large["id"] is None
     assert {"saturated-softmax", "misses-faults"} <= codes(large)
