@@ -8,6 +8,7 @@ Two courses share the multi-head attention problem (tests/support/people.py): ``
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,11 +19,20 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.assignments.cases import submission_cases
+from app.courses.models import Course
 from app.main import create_app
 from app.problems.cases import TestCase as Case
 from app.submissions.models import Submission
+from app.testcases.service import CaseConflict, CaseMeta, CaseService
 from tests.assignments.conftest import assignment_body
-from tests.instructors.conftest import CASES, PROBLEM, as_json, case_inputs, make_settings
+from tests.instructors.conftest import (
+    CASES,
+    PROBLEM,
+    MakeClient,
+    as_json,
+    case_inputs,
+    make_settings,
+)
 from tests.support.codes import CORRECT
 from tests.support.people import People, seed_people
 
@@ -130,6 +140,40 @@ def test_another_courses_staff_cannot_list_read_delete_or_add(world) -> None:
     removed = api.delete(f"{a_url}/{case_id}", headers=people.headers("instructor"))
     assert removed.status_code == 200, removed.text
     assert api.get(f"{a_url}/{case_id}", headers=people.headers("instructor")).status_code == 404
+
+
+def test_a_name_is_taken_once_across_the_catalog_and_a_course_under_races(
+    make_client: MakeClient, database_url: str | None
+) -> None:
+    """Concurrent adds of one name to the catalog and to a course: no unique index spans the
+    two, so the service checks after the version bump's lock; exactly one wins."""
+    api = make_client(database_url)
+    state = api.app.state  # type: ignore[attr-defined]
+    with state.sessions() as session:
+        course = Course(title="Racing")
+        session.add(course)
+        session.commit()
+        course_id = course.id
+    service = CaseService(state.settings, state.sessions)
+    problem = state.problems[PROBLEM]
+    outcomes: list[str] = []
+
+    def add(n: int) -> None:
+        scope = None if n % 2 else course_id
+        try:
+            service.add(problem, CaseMeta("same", "hidden", 1.0), case_inputs(n), course_id=scope)
+            outcomes.append("added")
+        except CaseConflict:
+            outcomes.append("conflict")
+        except BaseException as exc:  # collected: a thread's failure must fail the test
+            outcomes.append(repr(exc))
+
+    threads = [threading.Thread(target=add, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(outcomes) == ["added"] + ["conflict"] * 7, outcomes
 
 
 def test_a_course_case_is_validated_like_the_catalogs(world) -> None:
