@@ -19,6 +19,7 @@ from app.testcases.routes import (
     REQUEST_BODY,
     CaseId,
     ServiceDep,
+    add_errors,
     case_detail,
     case_not_found,
     create_case,
@@ -37,17 +38,7 @@ router = APIRouter(
     status_code=201,
     response_model=CaseCreated,
     openapi_extra=REQUEST_BODY,
-    responses=error_responses(
-        {
-            400: "Body is not JSON / not multipart",
-            404: "Unknown problem",
-            409: "Name taken (the course's, the catalog's, built-in or probe)",
-            411: "Upload without Content-Length",
-            413: "Body over GRADER_CASE_MAX_UPLOAD_BYTES",
-            415: "Neither JSON nor multipart",
-            422: "Invalid case; `field` names the input",
-        }
-    ),
+    responses=add_errors("the course's, the catalog's, built-in or probe"),
 )
 async def add_course_case(
     access: CourseInstructor,

@@ -238,6 +238,21 @@ REQUEST_BODY = {
 }
 
 
+def add_errors(taken_by: str) -> dict[int | str, dict[str, Any]]:
+    """The errors of adding a case; ``taken_by`` says whose names a new one must not take."""
+    return error_responses(
+        {
+            400: "Body is not JSON / not multipart",
+            404: "Unknown problem",
+            409: f"Name taken ({taken_by})",
+            411: "Upload without Content-Length",
+            413: "Body over GRADER_CASE_MAX_UPLOAD_BYTES",
+            415: "Neither JSON nor multipart",
+            422: "Invalid case; `field` names the input",
+        }
+    )
+
+
 # -- routes ------------------------------------------------------------------------------------
 
 
@@ -246,17 +261,7 @@ REQUEST_BODY = {
     status_code=201,
     response_model=CaseCreated,
     openapi_extra=REQUEST_BODY,
-    responses=error_responses(
-        {
-            400: "Body is not JSON / not multipart",
-            404: "Unknown problem",
-            409: "Name taken (stored, built-in or probe)",
-            411: "Upload without Content-Length",
-            413: "Body over GRADER_CASE_MAX_UPLOAD_BYTES",
-            415: "Neither JSON nor multipart",
-            422: "Invalid case; `field` names the input",
-        }
-    ),
+    responses=add_errors("the catalog's, a course's, built-in or probe"),
 )
 async def add_case(
     admin: Admin,

@@ -76,20 +76,15 @@ def build_world(api: TestClient) -> World:
         }
         session.commit()
     values["submission_id"] = _graded_submission(api, people, assignment_id)
-    case = api.post(
-        f"/api/problems/{PROBLEM}/test-cases",
-        json={"name": "authz-case", "inputs": _case_inputs()},
-        headers=people.headers("admin"),
-    )
-    assert case.status_code == 201, case.text
-    values["case_id"] = str(case.json()["id"])
-    own = api.post(
-        f"/api/courses/{values['course_id']}/problems/{PROBLEM}/test-cases",
-        json={"name": "authz-course-case", "inputs": _case_inputs()},
-        headers=people.headers("admin"),
-    )
-    assert own.status_code == 201, own.text
-    values["course_case_id"] = str(own.json()["id"])
+    course = values["course_id"]
+    for key, scope in (("case_id", "/api"), ("course_case_id", f"/api/courses/{course}")):
+        case = api.post(
+            f"{scope}/problems/{PROBLEM}/test-cases",
+            json={"name": f"authz-{key}", "inputs": _case_inputs()},
+            headers=people.headers("admin"),
+        )
+        assert case.status_code == 201, case.text
+        values[key] = str(case.json()["id"])
     return World(people=people, values=values)
 
 
