@@ -36,10 +36,12 @@ from app.lti.routes import router as lti_router
 from app.observability.routes import router as observability_router
 from app.problems.loader import load_problems
 from app.problems.routes import router as problems_router
+from app.reports.routes import course_router as course_reports_router
 from app.reports.routes import router as reports_router
 from app.submissions.list_routes import router as submission_list_router
 from app.submissions.routes import body_cap as submission_body_cap
 from app.submissions.routes import router as submissions_router
+from app.testcases.course_routes import router as course_cases_router
 from app.testcases.routes import body_cap as case_body_cap
 from app.testcases.routes import router as testcases_router
 from app.web.routes import STATIC_DIR
@@ -74,7 +76,9 @@ ROUTERS = (
     wheel_router,
     submission_list_router,
     testcases_router,
+    course_cases_router,
     reports_router,
+    course_reports_router,
     assignments_router,
     assignment_pages_router,
     gradebook_router,

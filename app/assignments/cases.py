@@ -3,7 +3,11 @@ hidden cases are generated from a seed derived from (student, assignment, proble
 problem's own seed) by HMAC-SHA256 under a server key, so two students' hidden inputs differ,
 knowing one's inputs tells nothing of another's, and a regrade reproduces them. Expected
 outputs come from the reference in this (the grader's) process, as for the folder's own cases;
-the key and the seed never enter the sandbox. Instructors' stored cases apply to everyone.
+the key and the seed never enter the sandbox. Stored cases (the catalog's and the course's own)
+apply to everyone.
+
+``submission_cases`` is what the grader asks for every submission: which stored cases run
+(the catalog's; plus its course's for a submission in an assignment) and whose hidden cases.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from app.core.config import Settings
 from app.problems.cases import TestCase
 from app.problems.loader import Problem
 from app.submissions.models import Submission
-from app.testcases.current import grading_set
+from app.testcases.current import examples_set, grading_set
 
 KEY_FILE = "case-seed.key"
 _CACHE_SIZE = 64
@@ -86,22 +90,25 @@ def personal(cases: tuple[TestCase, ...], problem: Problem, seed: int) -> tuple[
     return public + hidden_for(problem, seed) + tuple(c for c in kept if c.visibility != "public")
 
 
-def assignment_cases(
+def submission_cases(
     settings: Settings,
     sessions: sessionmaker[Session],
     problem: Problem,
     submission: Submission,
-) -> tuple[int, tuple[TestCase, ...]] | None:
-    """(test-set version, cases) for a graded submission in an assignment with per-student
-    cases; None for every other submission (the current test set applies)."""
-    if submission.assignment_id is None or submission.user_id is None:
-        return None
+) -> tuple[int, tuple[TestCase, ...]]:
+    """(test-set version, cases) a submission is graded on. Practice (outside any assignment)
+    runs the catalog's cases only; a submission in an assignment also runs its course's, with
+    the student's own hidden cases where the assignment has ``per_student_cases``; "Run
+    examples" runs the public part of its scope's set."""
+    assignment = None
+    if submission.assignment_id is not None:
+        with sessions() as session:
+            assignment = session.get(Assignment, submission.assignment_id)
+    course_id = None if assignment is None else assignment.course_id
     if submission.mode == "examples":
-        return None
-    with sessions() as session:
-        assignment = session.get(Assignment, submission.assignment_id)
-        if assignment is None or not assignment.per_student_cases:
-            return None
-    version, cases = grading_set(sessions, problem)
+        return examples_set(sessions, problem, course_id)
+    version, cases = grading_set(sessions, problem, course_id)
+    if assignment is None or not assignment.per_student_cases or submission.user_id is None:
+        return version, cases
     seed = student_seed(seed_key(settings), submission.user_id, assignment.id, problem)
     return version, personal(cases, problem, seed)

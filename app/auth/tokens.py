@@ -48,7 +48,8 @@ class Principal:
 
     @property
     def is_instructor(self) -> bool:
-        """May create courses and edit the public catalog's cases (admins may do everything)."""
+        """May create courses and read the catalog's hidden cases; changing the catalog is the
+        admins' (who may do everything)."""
         return self.role in ("instructor", "admin")
 
     @property

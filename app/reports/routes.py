@@ -1,7 +1,9 @@
 """``GET /api/problems/{id}/diagnosability`` and ``GET /api/problems/{id}/stats``.
 
 Both need an instructor token: the first describes what the hidden cases catch, the second how
-a class is doing.
+a class is doing. A course's staff get the diagnosability of the set their course grades with
+(the catalog's cases and the course's own) at
+``GET /api/courses/{course_id}/problems/{id}/diagnosability``.
 """
 
 from __future__ import annotations
@@ -12,44 +14,65 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 from pydantic import BeforeValidator
+from sqlalchemy.orm import Session, sessionmaker
 from starlette.concurrency import run_in_threadpool
 
 from app.auth.deps import Instructor
 from app.core.deps import SessionsDep
 from app.core.errors import ApiError, error_responses
+from app.courses.deps import CourseStaff
 from app.problems.deps import ProblemDep
+from app.problems.loader import Problem
 from app.reports.diagnosability import DiagnosabilityReport, cached_report
 from app.reports.stats import ProblemStats, problem_stats
 from app.testcases.current import grading_set
 
 router = APIRouter(prefix="/api/problems/{problem_id}", tags=["instructors"])
+course_router = APIRouter(
+    prefix="/api/courses/{course_id}/problems/{problem_id}", tags=["instructors"]
+)
 
 _ERRORS = error_responses({404: "Unknown problem", 422: "Invalid query"})
 
 
+MaxFaults = Annotated[
+    int,
+    Query(
+        ge=1,
+        le=4,
+        description="Largest combination of faults considered, at most the problem's own "
+        "search (the report's max_faults).",
+    ),
+]
+
+
 @router.get("/diagnosability", response_model=DiagnosabilityReport, responses=_ERRORS)
 async def diagnosability(
-    instructor: Instructor,
-    problem: ProblemDep,
-    sessions: SessionsDep,
-    max_faults: Annotated[
-        int,
-        Query(
-            ge=1,
-            le=4,
-            description="Largest combination of faults considered, at most the problem's own "
-            "search (the report's max_faults).",
-        ),
-    ] = 2,
+    instructor: Instructor, problem: ProblemDep, sessions: SessionsDep, max_faults: MaxFaults = 2
 ) -> DiagnosabilityReport:
-    """For the current cases plus the probes: which faults the cases catch, and which fault
-    combinations the cases, and the cases with the probes, can tell apart."""
+    """For the current cases of the catalog plus the probes: which faults the cases catch, and
+    which fault combinations the cases, and the cases with the probes, can tell apart."""
+    return await _diagnosability(problem, sessions, max_faults, None)
+
+
+@course_router.get("/diagnosability", response_model=DiagnosabilityReport, responses=_ERRORS)
+async def course_diagnosability(
+    access: CourseStaff, problem: ProblemDep, sessions: SessionsDep, max_faults: MaxFaults = 2
+) -> DiagnosabilityReport:
+    """The same report for the set the course's assignments are graded on: the catalog's cases
+    and the course's own."""
+    return await _diagnosability(problem, sessions, max_faults, access.course_id)
+
+
+async def _diagnosability(
+    problem: Problem, sessions: sessionmaker[Session], max_faults: int, course_id: int | None
+) -> DiagnosabilityReport:
     diagnostics = problem.diagnostics
     if diagnostics is None:
         raise ApiError(404, "no_error_model", "this problem has no error model", "problem_id")
     # Past the grader's own search the report is the grader's: ``max_faults`` in it says which.
     max_faults = min(max_faults, diagnostics.error_model.diagnosis.max_faults)
-    version, cases = await run_in_threadpool(grading_set, sessions, problem)
+    version, cases = await run_in_threadpool(grading_set, sessions, problem, course_id)
     return await run_in_threadpool(cached_report, problem, version, cases, max_faults)
 
 

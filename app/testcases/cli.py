@@ -1,4 +1,6 @@
-"""``python -m app cases add|list|remove PROBLEM ...``: the API's operations, same service."""
+"""``python -m app cases add|list|remove PROBLEM ... [--course ID]``: the API's operations, same
+service. Run on the server (it opens the database itself), so it acts as an administrator: on
+the catalog's cases, or with ``--course`` on that course's own."""
 
 from __future__ import annotations
 
@@ -19,17 +21,27 @@ from app.problems.cases import Inputs, InvalidCase, Result
 from app.problems.loader import Problem, load_problems
 
 
-def _open(problem_id: str) -> tuple[Settings, sessionmaker[Session], Problem]:
+def _open(args: argparse.Namespace) -> tuple[Settings, sessionmaker[Session], Problem]:
+    from app.courses.models import Course
     from app.db.engine import make_engine, make_sessionmaker
     from app.db.migrate import upgrade
 
     settings = get_settings()
     problems = load_problems(settings.problems_dir, settings.extra_problem_dirs)
-    if problem_id not in problems:
-        raise SystemExit(f"error: no problem {problem_id!r}; known: {sorted(problems)}")
+    if args.problem not in problems:
+        raise SystemExit(f"error: no problem {args.problem!r}; known: {sorted(problems)}")
     engine = make_engine(settings)
     upgrade(engine)
-    return settings, make_sessionmaker(engine), problems[problem_id]
+    sessions = make_sessionmaker(engine)
+    if args.course is not None:
+        with sessions() as session:
+            if session.get(Course, args.course) is None:
+                raise SystemExit(f"error: no course {args.course}")
+    return settings, sessions, problems[args.problem]
+
+
+def _scope(args: argparse.Namespace) -> str:
+    return "the catalog" if args.course is None else f"course {args.course}"
 
 
 def _who() -> str:
@@ -85,7 +97,7 @@ def _add(args: argparse.Namespace) -> int:
     from app.testcases.schemas import CaseFields
     from app.testcases.service import CaseConflict, CaseMeta, CaseService
 
-    settings, sessions, problem = _open(args.problem)
+    settings, sessions, problem = _open(args)
     path = Path(args.file)
     if not path.is_file():
         return _fail("file", f"{path} does not exist")
@@ -111,10 +123,14 @@ def _add(args: argparse.Namespace) -> int:
             inputs,
             expected,
             created_by=_who(),
+            course_id=args.course,
         )
     except (InvalidCase, CaseConflict) as exc:
         return _fail(exc.field, exc.message)
-    print(f"Added case {row.id} ({row.name}, {row.visibility}, weight {row.weight:g}).")
+    print(
+        f"Added case {row.id} ({row.name}, {row.visibility}, weight {row.weight:g}) "
+        f"to {_scope(args)}."
+    )
     print(f"Test-set version of {problem.id}: {version}")
     for warning in json.loads(row.warnings):
         print(f"warning: {warning['code']}: {warning['message']}")
@@ -125,11 +141,12 @@ def _list(args: argparse.Namespace) -> int:
     from app.testcases.codec import from_npz
     from app.testcases.service import CaseService
 
-    settings, sessions, problem = _open(args.problem)
-    version, rows = CaseService(settings, sessions).live(problem)
-    print(f"{problem.id}: test-set version {version}")
+    settings, sessions, problem = _open(args)
+    version, rows = CaseService(settings, sessions).live(problem, args.course)
+    print(f"{problem.id} ({_scope(args)}): test-set version {version}")
     print(f"{'id':>5}  {'source':<8}  {'visibility':<10}  {'weight':>6}  {'name':<24}  shapes")
-    for case in problem.examples + problem.hidden:
+    # A course's listing is its own cases; its submissions also run the folder's and catalog's.
+    for case in problem.examples + problem.hidden if args.course is None else ():
         print(
             f"{'-':>5}  {'builtin':<8}  {case.visibility:<10}  {case.weight:>6g}  "
             f"{case.name:<24}  {_shapes(case.inputs)}"
@@ -154,19 +171,21 @@ def _shapes(inputs: Inputs) -> str:
 def _remove(args: argparse.Namespace) -> int:
     from app.testcases.service import CaseService
 
-    settings, sessions, problem = _open(args.problem)
+    settings, sessions, problem = _open(args)
     service = CaseService(settings, sessions)
-    row = service.find(problem, args.case)
-    version = None if row is None else service.remove(problem, row.id)
+    row = service.find(problem, args.case, args.course)
+    version = None if row is None else service.remove(problem, row.id, args.course)
     if row is None or version is None:
-        return _fail("case", f"no stored case {args.case!r} in {problem.id}")
+        return _fail("case", f"no stored case {args.case!r} of {problem.id} in {_scope(args)}")
     print(f"Removed case {row.id} ({row.name}).")
     print(f"Test-set version of {problem.id}: {version}")
     return 0
 
 
 def add_case_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    cases = commands.add_parser("cases", help="add, list and remove instructor test cases")
+    cases = commands.add_parser(
+        "cases", help="add, list and remove stored test cases (the catalog's or a course's)"
+    )
     sub = cases.add_subparsers(dest="cases_command", required=True)
     add = sub.add_parser("add", help="validate a case (.npz or .json) and store it")
     add.add_argument("problem", help="problem id")
@@ -189,3 +208,12 @@ def add_case_commands(commands: argparse._SubParsersAction) -> None:  # type: ig
     remove.add_argument("problem")
     remove.add_argument("case", help="the id or the name from `cases list`")
     remove.set_defaults(handler=_remove)
+    for command in (add, listing, remove):
+        command.add_argument(
+            "--course",
+            type=int,
+            default=None,
+            metavar="ID",
+            help="a course's own cases (they grade only its assignments); without it, the "
+            "catalog's (they grade every submission of the problem)",
+        )

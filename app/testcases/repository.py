@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import cast
 
-from sqlalchemy import Table, bindparam, or_, select, update
+from sqlalchemy import ColumnElement, Table, bindparam, or_, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
@@ -51,21 +51,32 @@ class CaseRepository:
         return int(self.session.execute(stmt).scalar_one())
 
     # -- cases ---------------------------------------------------------------------------------
+    # ``course_id`` is a scope: None for the catalog, else the course that owns the cases.
 
-    def live(self, problem_id: str) -> Sequence[StoredCase]:
-        stmt = (
-            select(StoredCase)
-            .where(StoredCase.problem_id == problem_id, StoredCase.removed_in_version.is_(None))
-            .order_by(StoredCase.id)
-        )
-        return self.session.scalars(stmt).all()
-
-    def at_version(self, problem_id: str, version: int) -> Sequence[StoredCase]:
-        """The stored cases of ``version`` exactly, removed ones included if removed later."""
+    def live(self, problem_id: str, course_id: int | None = None) -> Sequence[StoredCase]:
+        """The live cases of exactly one scope."""
         stmt = (
             select(StoredCase)
             .where(
                 StoredCase.problem_id == problem_id,
+                _scope(course_id),
+                StoredCase.removed_in_version.is_(None),
+            )
+            .order_by(StoredCase.id)
+        )
+        return self.session.scalars(stmt).all()
+
+    def at_version(
+        self, problem_id: str, version: int, course_id: int | None = None
+    ) -> Sequence[StoredCase]:
+        """The stored cases of ``version`` exactly, removed ones included if removed later: the
+        catalog's, plus the course's when ``course_id`` is given (what its submissions run)."""
+        scopes = _scope(None) if course_id is None else or_(_scope(None), _scope(course_id))
+        stmt = (
+            select(StoredCase)
+            .where(
+                StoredCase.problem_id == problem_id,
+                scopes,
                 StoredCase.added_in_version <= version,
                 or_(
                     StoredCase.removed_in_version.is_(None),
@@ -76,21 +87,40 @@ class CaseRepository:
         )
         return self.session.scalars(stmt).all()
 
-    def get_live(self, problem_id: str, case_id: int) -> StoredCase | None:
+    def get_live(
+        self, problem_id: str, case_id: int, course_id: int | None = None
+    ) -> StoredCase | None:
         stmt = select(StoredCase).where(
             StoredCase.id == case_id,
             StoredCase.problem_id == problem_id,
+            _scope(course_id),
             StoredCase.removed_in_version.is_(None),
         )
         return self.session.scalars(stmt).first()
 
-    def live_by_name(self, problem_id: str, name: str) -> StoredCase | None:
+    def live_by_name(
+        self, problem_id: str, name: str, course_id: int | None = None
+    ) -> StoredCase | None:
         stmt = select(StoredCase).where(
+            StoredCase.problem_id == problem_id,
+            StoredCase.name == name,
+            _scope(course_id),
+            StoredCase.removed_in_version.is_(None),
+        )
+        return self.session.scalars(stmt).first()
+
+    def name_in_use(self, problem_id: str, name: str, course_id: int | None) -> bool:
+        """Whether a live case that would run alongside this scope's already has ``name``: for
+        a course, the catalog's and its own; for the catalog, every course's too (each runs
+        with the catalog's)."""
+        stmt = select(StoredCase.id).where(
             StoredCase.problem_id == problem_id,
             StoredCase.name == name,
             StoredCase.removed_in_version.is_(None),
         )
-        return self.session.scalars(stmt).first()
+        if course_id is not None:
+            stmt = stmt.where(or_(_scope(None), _scope(course_id)))
+        return self.session.scalars(stmt.limit(1)).first() is not None
 
     def add(self, case: StoredCase) -> None:
         self.session.add(case)
@@ -104,3 +134,9 @@ class CaseRepository:
             .execution_options(synchronize_session=False)
         )
         return bool(self.session.execute(stmt).rowcount)  # type: ignore[attr-defined]
+
+
+def _scope(course_id: int | None) -> ColumnElement[bool]:
+    if course_id is None:
+        return StoredCase.course_id.is_(None)
+    return StoredCase.course_id == course_id

@@ -1,4 +1,8 @@
-"""Test-case API: ``/api/problems/{problem_id}/test-cases``.
+"""Test-case API of the catalog: ``/api/problems/{problem_id}/test-cases``.
+
+The catalog's stored cases grade every submission of the problem, in every course: only
+administrators add or remove them. A course's own cases have routes of their own
+(``course_routes``), which share this module's reading, validation and output.
 
 POST takes either JSON (``CaseCreate``) or a multipart upload (``file``: an .npz with one array
 per parameter, optionally ``expected``; ``name``, ``visibility``, ``weight`` as form fields).
@@ -15,7 +19,7 @@ from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
-from app.auth.deps import Instructor, OptionalPrincipal
+from app.auth.deps import Admin, OptionalPrincipal
 from app.core.bodies import BodyCap, declared_length, read_capped
 from app.core.deps import SessionsDep, SettingsDep
 from app.core.errors import ApiError, error_responses, first_error
@@ -91,6 +95,7 @@ def _outputs(problem: Problem, shapes: list[tuple[int, ...]], raises: str | None
 
 
 def stored_out(problem: Problem, row: StoredCase, instructor: bool) -> CaseOut:
+    """``instructor``: the caller may see who added the case."""
     inputs = from_npz(row.inputs_npz)
     expected, raises = expected_from_bytes(row.expected_npy)
     shapes = [] if expected is None else [p.shape for p in parts_of(expected)]
@@ -104,6 +109,7 @@ def stored_out(problem: Problem, row: StoredCase, instructor: bool) -> CaseOut:
         **_outputs(problem, shapes, raises),
         warnings=[CaseWarning.model_validate(w) for w in json.loads(row.warnings)],
         added_in_version=row.added_in_version,
+        course_id=row.course_id,
         created_by=row.created_by if instructor else None,
         created_at=row.created_at,
     )
@@ -210,7 +216,7 @@ async def _parse_upload(
 
 _FORM_FIELDS = ("name", "visibility", "weight", "raises")
 _UPLOAD_FIELDS = CaseFields.model_json_schema()
-_REQUEST_BODY = {
+REQUEST_BODY = {
     "requestBody": {
         "required": True,
         "content": {
@@ -232,6 +238,21 @@ _REQUEST_BODY = {
 }
 
 
+def add_errors(taken_by: str) -> dict[int | str, dict[str, Any]]:
+    """The errors of adding a case; ``taken_by`` says whose names a new one must not take."""
+    return error_responses(
+        {
+            400: "Body is not JSON / not multipart",
+            404: "Unknown problem",
+            409: f"Name taken ({taken_by})",
+            411: "Upload without Content-Length",
+            413: "Body over GRADER_CASE_MAX_UPLOAD_BYTES",
+            415: "Neither JSON nor multipart",
+            422: "Invalid case; `field` names the input",
+        }
+    )
+
+
 # -- routes ------------------------------------------------------------------------------------
 
 
@@ -239,28 +260,31 @@ _REQUEST_BODY = {
     "",
     status_code=201,
     response_model=CaseCreated,
-    openapi_extra=_REQUEST_BODY,
-    responses=error_responses(
-        {
-            400: "Body is not JSON / not multipart",
-            404: "Unknown problem",
-            409: "Name taken (stored, built-in or probe)",
-            411: "Upload without Content-Length",
-            413: "Body over GRADER_CASE_MAX_UPLOAD_BYTES",
-            415: "Neither JSON nor multipart",
-            422: "Invalid case; `field` names the input",
-        }
-    ),
+    openapi_extra=REQUEST_BODY,
+    responses=add_errors("the catalog's, a course's, built-in or probe"),
 )
 async def add_case(
-    instructor: Instructor,
+    admin: Admin,
     problem: ProblemDep,
     request: Request,
     response: Response,
     service: ServiceDep,
 ) -> CaseCreated:
-    """Validate a case against the signature and the reference, then store it (bumps the
-    problem's test-set version)."""
+    """Validate a case against the signature and the reference, then store it in the catalog
+    (bumps the problem's test-set version). Administrators only: every course is graded on it."""
+    created = await create_case(request, problem, service, admin.name, None)
+    response.headers["Location"] = f"/api/problems/{problem.id}/test-cases/{created.id}"
+    return created
+
+
+async def create_case(
+    request: Request,
+    problem: Problem,
+    service: CaseService,
+    created_by: str,
+    course_id: int | None,
+) -> CaseCreated:
+    """Read, validate and store a case in a scope (the catalog, or ``course_id``'s own)."""
     settings = service.settings
     content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
     limits = (settings.case_max_upload_bytes, settings.case_max_elements)
@@ -277,13 +301,12 @@ async def add_case(
                 "Content-Type",
             )
         row, version = await run_in_threadpool(
-            service.add, problem, meta, inputs, expected, instructor.name
+            service.add, problem, meta, inputs, expected, created_by, course_id
         )
     except InvalidCase as exc:
         raise invalid(exc) from None
     except CaseConflict as exc:
         raise ApiError(409, "case_conflict", exc.message, exc.field) from None
-    response.headers["Location"] = f"/api/problems/{problem.id}/test-cases/{row.id}"
     out = stored_out(problem, row, instructor=True)
     return CaseCreated(**out.model_dump(), test_set_version=version)
 
@@ -296,8 +319,9 @@ async def add_case(
 async def list_cases(
     principal: OptionalPrincipal, problem: ProblemDep, service: ServiceDep
 ) -> CaseList:
-    """The current test set: built-in and stored cases. Without a token (a student), only the
-    public ones; with an instructor token, all of them."""
+    """The current test set of the catalog: built-in and the catalog's stored cases (never a
+    course's own). Without a token (a student), only the public ones; with an instructor token,
+    all of them."""
     instructor = principal is not None and principal.is_instructor
     version, rows = await run_in_threadpool(service.live, problem)
     builtin = [builtin_out(problem, c) for c in problem.examples + problem.hidden]
@@ -314,11 +338,19 @@ async def list_cases(
 async def get_case(
     principal: OptionalPrincipal, problem: ProblemDep, case_id: CaseId, service: ServiceDep
 ) -> CaseDetail:
-    """A stored case with its arrays and the reference's output."""
+    """A stored case of the catalog with its arrays and the reference's output."""
     row = await run_in_threadpool(service.get, problem, case_id)
     staff = principal is not None and principal.is_instructor
     if row is None or (not staff and row.visibility != "public"):
-        raise ApiError(404, "case_not_found", f"no test case {case_id}", "case_id")
+        raise case_not_found(case_id)
+    return case_detail(problem, row, staff)
+
+
+def case_not_found(case_id: int, field: str = "case_id") -> ApiError:
+    return ApiError(404, "case_not_found", f"no test case {case_id}", field)
+
+
+def case_detail(problem: Problem, row: StoredCase, staff: bool) -> CaseDetail:
     out = stored_out(problem, row, staff)
     inputs = from_npz(row.inputs_npz)
     expected, _ = expected_from_bytes(row.expected_npy)
@@ -339,12 +371,21 @@ async def get_case(
     responses=error_responses({404: "Unknown problem or case"}),
 )
 async def delete_case(
-    instructor: Instructor, problem: ProblemDep, case_id: CaseId, service: ServiceDep
+    admin: Admin, problem: ProblemDep, case_id: CaseId, service: ServiceDep
 ) -> CaseDeleted:
-    """Remove a stored case (bumps the test-set version). Built-in cases live in the problem
-    folder and are changed there."""
-    row = await run_in_threadpool(service.get, problem, case_id)
-    version = None if row is None else await run_in_threadpool(service.remove, problem, case_id)
+    """Remove a stored case of the catalog (bumps the test-set version); administrators only.
+    Built-in cases live in the problem folder and are changed there."""
+    return await remove_case(problem, case_id, service, None, "case_id")
+
+
+async def remove_case(
+    problem: Problem, case_id: int, service: CaseService, course_id: int | None, field: str
+) -> CaseDeleted:
+    """Remove a live case of a scope; 404 (naming ``field``) if the scope has no such case."""
+    row = await run_in_threadpool(service.get, problem, case_id, course_id)
+    version = None
+    if row is not None:
+        version = await run_in_threadpool(service.remove, problem, case_id, course_id)
     if row is None or version is None:
-        raise ApiError(404, "case_not_found", f"no test case {case_id}", "case_id")
+        raise case_not_found(case_id, field)
     return CaseDeleted(id=row.id, name=row.name, test_set_version=version)

@@ -69,6 +69,11 @@ class CaseOut(BaseModel):
     raises: str | None = Field(default=None, description="The exception the case requires.")
     warnings: list[CaseWarning]
     added_in_version: int
+    course_id: int | None = Field(
+        default=None,
+        description="The course that owns the case (it grades only that course's "
+        "assignments); null for the catalog's cases and the built-in ones.",
+    )
     created_by: str | None = None
     created_at: datetime | None = None
 
@@ -84,6 +89,9 @@ class CaseDetail(CaseOut):
 
 class CaseList(BaseModel):
     problem_id: str
+    course_id: int | None = Field(
+        default=None, description="The course whose own cases these are; null: the catalog."
+    )
     test_set_version: int
     cases: list[CaseOut]
 

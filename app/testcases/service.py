@@ -1,8 +1,12 @@
-"""Adding, listing and removing instructor cases; shared by the API and the CLI.
+"""Adding, listing and removing stored cases; shared by the API and the CLI.
 
 Validation (``validation.validate_case``) runs first and outside any transaction: the reference is
 our trusted code and runs here, never in a sandbox. The insert or removal and the version bump
 are then one transaction.
+
+Every operation acts on one scope, ``course_id``: None for the catalog (the administrators'
+cases, graded on every submission of the problem), else one course's own cases (graded only on
+its assignments' submissions, managed by its staff).
 """
 
 from __future__ import annotations
@@ -68,19 +72,25 @@ class CaseService:
         inputs: Inputs,
         expected: Result | None = None,
         created_by: str | None = None,
+        course_id: int | None = None,
     ) -> tuple[StoredCase, int]:
-        """Validate and store a case; returns the row and the new test-set version."""
+        """Validate and store a case in a scope; returns the row and the new test-set version."""
         if meta.name in reserved_names(problem):
             raise CaseConflict("name", f"{meta.name!r} is a built-in case or probe name")
         check_hidden_raises(meta.raises, meta.visibility)
         checked = self.validate(problem, inputs, expected, meta.raises)
         with self.sessions() as session:
             repo = CaseRepository(session)
-            if repo.live_by_name(problem.id, meta.name) is not None:
-                raise CaseConflict("name", f"a case named {meta.name!r} already exists")
+            # The bump first: its lock orders concurrent changes of the problem, so the check
+            # below sees every name committed before it, in any scope (no unique index spans
+            # the catalog and the courses).
             version = repo.bump_version(problem.id)
+            if repo.name_in_use(problem.id, meta.name, course_id):
+                # Named without saying whose: another course's names are not this one's to see.
+                raise CaseConflict("name", f"a case named {meta.name!r} already exists")
             row = StoredCase(
                 problem_id=problem.id,
+                course_id=course_id,
                 name=meta.name,
                 visibility=meta.visibility,
                 weight=meta.weight,
@@ -99,11 +109,11 @@ class CaseService:
                 raise CaseConflict("name", f"a case named {meta.name!r} already exists") from None
         return row, version
 
-    def remove(self, problem: Problem, case_id: int) -> int | None:
-        """Remove a live case; the new version, or None if there is no such live case."""
+    def remove(self, problem: Problem, case_id: int, course_id: int | None = None) -> int | None:
+        """Remove a live case of the scope; the new version, or None if it has no such case."""
         with self.sessions() as session:
             repo = CaseRepository(session)
-            if repo.get_live(problem.id, case_id) is None:
+            if repo.get_live(problem.id, case_id, course_id) is None:
                 return None
             version = repo.bump_version(problem.id)
             if not repo.remove(case_id, version):
@@ -112,24 +122,29 @@ class CaseService:
             session.commit()
             return version
 
-    def find(self, problem: Problem, key: str) -> StoredCase | None:
-        """A live case by id or by name (the CLI accepts either)."""
+    def find(self, problem: Problem, key: str, course_id: int | None = None) -> StoredCase | None:
+        """A live case of the scope by id or by name (the CLI accepts either)."""
         with self.sessions() as session:
             repo = CaseRepository(session)
             if key.isdigit():
-                found = repo.get_live(problem.id, int(key))
+                found = repo.get_live(problem.id, int(key), course_id)
                 if found is not None:
                     return found
-            return repo.live_by_name(problem.id, key)
+            return repo.live_by_name(problem.id, key, course_id)
 
-    def get(self, problem: Problem, case_id: int) -> StoredCase | None:
+    def get(
+        self, problem: Problem, case_id: int, course_id: int | None = None
+    ) -> StoredCase | None:
         with self.sessions() as session:
-            return CaseRepository(session).get_live(problem.id, case_id)
+            return CaseRepository(session).get_live(problem.id, case_id, course_id)
 
-    def live(self, problem: Problem) -> tuple[int, Sequence[StoredCase]]:
+    def live(
+        self, problem: Problem, course_id: int | None = None
+    ) -> tuple[int, Sequence[StoredCase]]:
+        """(current version, the scope's own live cases)."""
         with self.sessions() as session:
             repo = CaseRepository(session)
-            rows = repo.live(problem.id)
+            rows = repo.live(problem.id, course_id)
             # Read after the rows: a change committed in between shows as a newer version,
             # never as an older one.
             return repo.version(problem.id), rows

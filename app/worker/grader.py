@@ -23,7 +23,6 @@ from app.problems.loader import Problem
 from app.submissions.models import Submission
 from app.submissions.notices import COMPLETIONS, Completed
 from app.submissions.repository import DONE, SubmissionRepository
-from app.testcases.current import examples_set, grading_set
 from app.worker.leases import LeaseKeeper
 from sandbox.protocol import Sandbox
 
@@ -112,17 +111,15 @@ def internal_error(message: str) -> GradeReport:
 def _run_pipeline(
     ctx: GradingContext, submission: Submission, stages: dict[str, float], claimed: float
 ) -> tuple[GradeReport, int | None]:
-    from app.assignments.cases import assignment_cases
+    from app.assignments.cases import submission_cases
     from app.grading.pipeline import grade_submission
 
     problem = ctx.problems.get(submission.problem_id)
     if problem is None:
         return internal_error(f"problem {submission.problem_id!r} is no longer served"), None
-    # The folder's cases plus the instructors' stored cases at the current version; "Run
-    # examples" runs its public part.
-    test_set = examples_set if submission.mode == "examples" else grading_set
-    personal = assignment_cases(ctx.settings, ctx.sessions, problem, submission)
-    version, cases = personal or test_set(ctx.sessions, problem)
+    # The folder's cases plus the stored cases of the submission's scope (the catalog's; its
+    # course's too in an assignment) at the current version; "Run examples" runs its public part.
+    version, cases = submission_cases(ctx.settings, ctx.sessions, problem, submission)
 
     sandbox = ctx.sandbox
     stages["prepare"] = time.perf_counter() - claimed

@@ -20,13 +20,12 @@ def _cases_of(course: Course, user: str, assignment_id: int) -> tuple[Case, ...]
         id="x", problem_id=PROBLEM, mode="submit", user_id=course.people.users[user],
         assignment_id=assignment_id,
     )  # fmt: skip
-    found = per_student.assignment_cases(
+    found = per_student.submission_cases(
         app.state.settings,
         app.state.sessions,
         app.state.problems[PROBLEM],
         row,  # type: ignore[attr-defined]
     )
-    assert found is not None
     return found[1]
 
 
@@ -66,12 +65,10 @@ def test_without_the_option_everyone_gets_the_folders_cases(course: Course) -> N
         id="x", problem_id=PROBLEM, mode="submit", user_id=course.people.users["student"],
         assignment_id=created["id"],
     )  # fmt: skip
-    assert (
-        per_student.assignment_cases(
-            app.state.settings, app.state.sessions, app.state.problems[PROBLEM], row
-        )  # type: ignore[attr-defined]
-        is None
-    )
+    problem = app.state.problems[PROBLEM]  # type: ignore[attr-defined]
+    state = app.state  # type: ignore[attr-defined]
+    found = per_student.submission_cases(state.settings, state.sessions, problem, row)
+    assert found[1] == problem.examples + problem.hidden
 
 
 def test_seed_depends_on_the_key() -> None:

@@ -30,13 +30,14 @@ from tests.support.routes import app_routes
 ROLES = ("anonymous", "outsider", "other_student", "student", "ta", "instructor", "admin")
 EVERYONE = frozenset(ROLES)
 SIGNED_IN = EVERYONE - {"anonymous"}
-# Deployment instructors (who edit the public catalog's cases) and admins.
+# Deployment instructors (who create courses and read the catalog's hidden cases) and admins.
 CATALOG_STAFF = frozenset({"instructor", "admin"})
 COURSE_MEMBERS = frozenset({"student", "ta", "instructor", "admin"})
 COURSE_STAFF = frozenset({"ta", "instructor", "admin"})
 COURSE_INSTRUCTORS = frozenset({"instructor", "admin"})
 REFUSALS = (401, 403, 404)
 ASSIGNMENT = "/api/courses/{course_id}/assignments/{assignment_id}"
+COURSE_CASES = "/api/courses/{course_id}/problems/{problem_id}/test-cases"
 
 
 # Path, query and body fields that name a person, a submission or something of a person's.
@@ -81,11 +82,19 @@ RULES: dict[tuple[str, str], Rule] = {
     ("GET", "/api/problems/{problem_id}/stats"): Rule(CATALOG_STAFF),
     ("POST", "/api/problems/{problem_id}/submissions"): Rule(EVERYONE),
     ("GET", "/api/problems/{problem_id}/test-cases"): Rule(EVERYONE),
-    ("POST", "/api/problems/{problem_id}/test-cases"): Rule(CATALOG_STAFF),
+    # The catalog's cases grade every course: only administrators change them.
+    ("POST", "/api/problems/{problem_id}/test-cases"): Rule(frozenset({"admin"})),
     ("GET", "/api/problems/{problem_id}/test-cases/{case_id}"): Rule(CATALOG_STAFF),
     ("DELETE", "/api/problems/{problem_id}/test-cases/{case_id}"): Rule(
-        CATALOG_STAFF, consumes=True
+        frozenset({"admin"}), consumes=True
     ),
+    # A course's own cases (they grade only its assignments): its staff read, its instructors
+    # change; the other course's staff: tests/instructors/test_course_cases.py.
+    ("GET", COURSE_CASES): Rule(COURSE_STAFF),
+    ("POST", COURSE_CASES): Rule(COURSE_INSTRUCTORS),
+    ("GET", f"{COURSE_CASES}/{{course_case_id}}"): Rule(COURSE_STAFF),
+    ("DELETE", f"{COURSE_CASES}/{{course_case_id}}"): Rule(COURSE_INSTRUCTORS, consumes=True),
+    ("GET", "/api/courses/{course_id}/problems/{problem_id}/diagnosability"): Rule(COURSE_STAFF),
     # Accounts and sign-in. The sign-in routes are for anyone (their own checks: same-site,
     # JSON, throttling); the account's own routes act on the caller's account only.
     ("GET", "/login"): Rule(EVERYONE),

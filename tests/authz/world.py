@@ -1,7 +1,7 @@
 """One small deployment with something behind every route: two courses with a person of every
-role, an assignment, a graded submission of the student in it, an override, a stored case, and
-a student the course's enrolment made who has never signed in (``new_user_id``). Path
-parameters of the routes are filled from it.
+role, an assignment, a graded submission of the student in it, an override, a stored case of
+the catalog and one of the course, and a student the course's enrolment made who has never
+signed in (``new_user_id``). Path parameters of the routes are filled from it.
 
 ``across=True`` adds the other course's side (issue 35): an assignment of ``other_course`` on
 the same problem, with a graded submission of ``other_student`` in it and an override for
@@ -79,13 +79,15 @@ def build_world(api: TestClient, *, across: bool = False) -> World:
     values["new_user_id"] = _enrolled(api, people, "new.student@example.edu")
     if across:
         values.update(_other_course(api, people))
-    case = api.post(
-        f"/api/problems/{PROBLEM}/test-cases",
-        json={"name": "authz-case", "inputs": _case_inputs()},
-        headers=people.headers("admin"),
-    )
-    assert case.status_code == 201, case.text
-    values["case_id"] = str(case.json()["id"])
+    course = values["course_id"]
+    for key, scope in (("case_id", "/api"), ("course_case_id", f"/api/courses/{course}")):
+        case = api.post(
+            f"{scope}/problems/{PROBLEM}/test-cases",
+            json={"name": f"authz-{key}", "inputs": _case_inputs()},
+            headers=people.headers("admin"),
+        )
+        assert case.status_code == 201, case.text
+        values[key] = str(case.json()["id"])
     return World(people=people, values=values)
 
 

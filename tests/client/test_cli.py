@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import httpx
 import numpy as np
 import pytest
 from tensorjudge_client import view
@@ -147,6 +148,31 @@ def test_cases_add_list_remove_with_a_real_token(grader: Grader, tmp_path: Path)
     assert not {"cli-json", "from-npz"} & {c["name"] for c in left["cases"]}
     gone = tj("cases", "remove", PROBLEM, "cli-json", url=grader.url, token=grader.token)
     assert gone.returncode == 3 and "no stored test case named 'cli-json'" in gone.stderr
+
+
+def test_a_courses_own_cases_with_course(grader: Grader, tmp_path: Path):
+    """``--course N``: the course's own cases, which the catalog's listing does not hold."""
+    made = httpx.post(
+        f"{grader.url}/api/courses",
+        json={"title": "tj course"},
+        headers={"Authorization": f"Bearer {grader.token}"},
+    )
+    assert made.status_code == 201, made.text
+    scope = ("--course", str(made.json()["id"]))
+    case = tmp_path / "course-own.json"
+    inputs = {k: v.tolist() for k, v in case_inputs(np.random.default_rng(17)).items()}
+    case.write_text(json.dumps({**inputs, "num_heads": 2}))
+    added = tj("cases", "add", PROBLEM, str(case), *scope, "--json", url=grader.url,
+               token=grader.token)  # fmt: skip
+    assert added.returncode == 0, added.stderr
+    assert json.loads(added.stdout)["course_id"] == int(scope[1])
+    own = tj("cases", "list", PROBLEM, *scope, "--json", url=grader.url, token=grader.token)
+    assert [c["name"] for c in json.loads(own.stdout)["cases"]] == ["course-own"]
+    catalog = tj("cases", "list", PROBLEM, "--json", url=grader.url, token=grader.token)
+    assert "course-own" not in {c["name"] for c in json.loads(catalog.stdout)["cases"]}
+    removed = tj("cases", "remove", PROBLEM, "course-own", *scope, url=grader.url,
+                 token=grader.token)  # fmt: skip
+    assert removed.returncode == 0, removed.stderr
 
 
 def test_clear_messages_for_404_413_422_and_a_server_that_is_down(grader: Grader, tmp_path: Path):

@@ -44,24 +44,33 @@ def _stored_case_id(api: TestClient, tokens: Tokens) -> int:
     return case_id
 
 
-# (name, call, status for an instructor or admin). The regrade target does not exist: a 404
-# shows the request got past authentication.
-ROUTES: list[tuple[str, Callable[[TestClient, Tokens, dict[str, str]], Any], int]] = [
-    ("POST test-cases", lambda api, t, h: _add_case(api, h), 201),
+# (name, call, status for an admin, status for a deployment instructor). The regrade target
+# does not exist: a 404 shows the request got past authentication. The catalog's cases grade
+# every course: only administrators change them.
+ROUTES: list[tuple[str, Callable[[TestClient, Tokens, dict[str, str]], Any], int, int]] = [
+    ("POST test-cases", lambda api, t, h: _add_case(api, h), 201, 403),
     (
         "DELETE test-cases/{id}",
         lambda api, t, h: api.delete(f"{CASES}/{_stored_case_id(api, t)}", headers=h),
         200,
+        403,
     ),
     (
         "GET diagnosability",
         lambda api, t, h: api.get(f"/api/problems/{PROBLEM}/diagnosability", headers=h),
         200,
+        200,
     ),
-    ("GET stats", lambda api, t, h: api.get(f"/api/problems/{PROBLEM}/stats", headers=h), 200),
+    (
+        "GET stats",
+        lambda api, t, h: api.get(f"/api/problems/{PROBLEM}/stats", headers=h),
+        200,
+        200,
+    ),
     (
         "POST regrade",
         lambda api, t, h: api.post("/api/submissions/no-such-id/regrade", headers=h),
+        404,
         404,
     ),
 ]
@@ -78,7 +87,9 @@ def _headers(kind: str, tokens: Tokens) -> dict[str, str]:
     }[kind]
 
 
-@pytest.mark.parametrize(("route", "call", "allowed"), ROUTES, ids=[r[0] for r in ROUTES])
+@pytest.mark.parametrize(
+    ("route", "call", "allowed", "for_instructor"), ROUTES, ids=[r[0] for r in ROUTES]
+)
 @pytest.mark.parametrize(
     ("who", "status"),
     [
@@ -96,11 +107,12 @@ def test_auth_matrix(
     route: str,
     call: Callable[[TestClient, Tokens, dict[str, str]], Any],
     allowed: int,
+    for_instructor: int,
     who: str,
     status: int | None,
 ):
     response = call(api, tokens, _headers(who, tokens))
-    want = allowed if status is None else status
+    want = (for_instructor if who == "instructor" else allowed) if status is None else status
     assert response.status_code == want, (route, who, response.text)
     if want == 401:
         assert response.headers["WWW-Authenticate"].startswith("Bearer")
@@ -112,7 +124,7 @@ def test_auth_matrix(
 def test_students_list_only_public_cases_and_instructors_all(api: TestClient, tokens: Tokens):
     for name, visibility in (("secret-case", "hidden"), ("open-case", "public")):
         body = {"name": name, "visibility": visibility, "inputs": as_json(case_inputs())}
-        assert api.post(CASES, json=body, headers=bearer(tokens.instructor)).status_code == 201
+        assert api.post(CASES, json=body, headers=bearer(tokens.admin)).status_code == 201
     student = {c["name"]: c for c in api.get(CASES).json()["cases"]}
     assert "open-case" in student and "secret-case" not in student
     assert {c["visibility"] for c in student.values()} == {"public"}
@@ -126,7 +138,7 @@ def test_students_read_public_cases_but_not_hidden_ones(api: TestClient, tokens:
     ids = {}
     for name, visibility in (("secret-case", "hidden"), ("open-case", "public")):
         body = {"name": name, "visibility": visibility, "inputs": as_json(case_inputs())}
-        ids[name] = api.post(CASES, json=body, headers=bearer(tokens.instructor)).json()["id"]
+        ids[name] = api.post(CASES, json=body, headers=bearer(tokens.admin)).json()["id"]
     assert api.get(f"{CASES}/{ids['open-case']}").status_code == 200
     assert api.get(f"{CASES}/{ids['secret-case']}").status_code == 404
     detail = api.get(f"{CASES}/{ids['secret-case']}", headers=bearer(tokens.instructor))

@@ -115,3 +115,41 @@ def test_cases_add_list_remove(tmp_path: Path, mha):
 def test_cases_on_an_unknown_problem(tmp_path: Path):
     result = app_command(tmp_path / "data", "cases", "list", "no-such-problem")
     assert result.returncode != 0 and "no problem 'no-such-problem'" in result.stderr
+
+
+@pytest.mark.slow
+def test_cases_of_a_course(tmp_path: Path):
+    """``--course``: the course's own cases, apart from the catalog's; the course API sees them."""
+    from app.courses.models import Course
+
+    data = tmp_path / "data"
+    body = tmp_path / "case.json"
+    body.write_text(json.dumps({"name": "course-own", "inputs": as_json(case_inputs(4))}))
+    with (
+        TestClient(create_app(make_settings(data))) as api,
+        api.app.state.sessions() as session,  # type: ignore[attr-defined]
+    ):
+        course = Course(title="CLI course")
+        session.add(course)
+        session.commit()
+        course_id = course.id
+    missing = app_command(data, "cases", "add", PROBLEM, str(body), "--course", "999")
+    assert missing.returncode != 0 and "no course 999" in missing.stderr
+    added = app_command(data, "cases", "add", PROBLEM, str(body), "--course", str(course_id))
+    assert added.returncode == 0, added.stderr
+    assert f"to course {course_id}" in added.stdout
+
+    own = app_command(data, "cases", "list", PROBLEM, "--course", str(course_id)).stdout
+    assert re.search(r"1\s+stored\s+hidden\s+1\s+course-own", own) and "builtin" not in own
+    catalog = app_command(data, "cases", "list", PROBLEM).stdout
+    assert "course-own" not in catalog and "builtin" in catalog
+    assert app_command(data, "cases", "remove", PROBLEM, "course-own").returncode == 1
+
+    token = app_command(data, "tokens", "create", "--role", "admin", "--name", "t").stdout.split()
+    with TestClient(create_app(make_settings(data))) as api:
+        url = f"/api/courses/{course_id}/problems/{PROBLEM}/test-cases"
+        listed = api.get(url, headers=bearer(token[-1])).json()
+    assert [c["name"] for c in listed["cases"]] == ["course-own"]
+    scope = ("--course", str(course_id))
+    removed = app_command(data, "cases", "remove", PROBLEM, "course-own", *scope)
+    assert removed.returncode == 0 and "Removed case 1" in removed.stdout

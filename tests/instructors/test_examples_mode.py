@@ -31,7 +31,7 @@ def test_run_examples_includes_stored_public_cases_and_no_hidden_one(
     make_client: MakeClient, database_url: str | None, mha: Problem
 ):
     api = make_client(database_url)
-    headers = bearer(add_tokens(api).instructor)
+    headers = bearer(add_tokens(api).admin)
     examples = [c.name for c in mha.examples]
     assert examples and all(c.visibility == "public" for c in mha.examples)
 

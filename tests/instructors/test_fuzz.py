@@ -29,7 +29,7 @@ EXAMPLES_PER_OPERATION = 30
 def test_no_instructor_input_gets_a_server_error(tmp_path: Path) -> None:
     app = create_app(make_settings(tmp_path / "data"))
     with TestClient(app) as client:
-        headers = bearer(add_tokens(client).instructor)
+        headers = bearer(add_tokens(client).admin)
         made = client.post(
             CASES, json={"name": "known", "inputs": as_json(case_inputs())}, headers=headers
         )

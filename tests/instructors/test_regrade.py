@@ -23,7 +23,7 @@ from tests.support.codes import BATCH_FIVE_BUG, CORRECT, TIMEOUT
 
 def test_regrade_grades_again_on_the_current_set(make_client: MakeClient, database_url: str | None):
     api = make_client(database_url)
-    headers = bearer(add_tokens(api).instructor)
+    headers = bearer(add_tokens(api).admin)
     created = api.post(f"/api/problems/{PROBLEM}/submissions", json={"code": BATCH_FIVE_BUG})
     first = wait_done(api, created.json()["id"])
     assert first["verdict"] == "accepted" and first["test_set_version"] == 1
@@ -54,7 +54,7 @@ def test_regrade_grades_again_on_the_current_set(make_client: MakeClient, databa
 
 
 def test_regrade_refuses_a_submission_still_being_graded(api: TestClient):
-    headers = bearer(add_tokens(api).instructor)
+    headers = bearer(add_tokens(api).admin)
     created = api.post(f"/api/problems/{PROBLEM}/submissions", json={"code": TIMEOUT})
     submission_id = created.json()["id"]
     response = api.post(f"/api/submissions/{submission_id}/regrade", headers=headers)
@@ -64,7 +64,7 @@ def test_regrade_refuses_a_submission_still_being_graded(api: TestClient):
 
 
 def test_regrade_of_an_unknown_submission_is_404(api: TestClient):
-    headers = bearer(add_tokens(api).instructor)
+    headers = bearer(add_tokens(api).admin)
     response = api.post("/api/submissions/nope/regrade", headers=headers)
     assert response.status_code == 404
     assert error_of(response)["field"] == "submission_id"
@@ -85,7 +85,7 @@ def test_regrade_is_refused_while_the_queue_is_full(
     make_client: MakeClient, database_url: str | None
 ):
     api = make_client(database_url, queue_max=1, workers=1)
-    headers = bearer(add_tokens(api).instructor)
+    headers = bearer(add_tokens(api).admin)
     done = wait_done(
         api, api.post(f"/api/problems/{PROBLEM}/submissions", json={"code": CORRECT}).json()["id"]
     )

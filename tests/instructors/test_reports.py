@@ -75,7 +75,7 @@ def weak_problems(tmp_path: Path) -> Path:
 
 def test_the_shipped_cases_catch_and_separate_every_fault(make_client: MakeClient):
     api = make_client()
-    report = api.get(DIAG, headers=bearer(add_tokens(api).instructor)).json()
+    report = api.get(DIAG, headers=bearer(add_tokens(api).admin)).json()
     assert report["test_set_version"] == 1 and report["cases"] == 11
     assert report["max_faults"] == 2 and report["fault_probes"] == 5
     assert report["missed"] == []
@@ -92,7 +92,7 @@ def test_a_weak_test_set_is_reported_and_improves_when_a_case_is_added(
     make_client: MakeClient, weak_problems: Path
 ):
     api = make_client(problems_dir=weak_problems)
-    headers = bearer(add_tokens(api).instructor)
+    headers = bearer(add_tokens(api).admin)
     report = api.get(DIAG, headers=headers).json()
     assert report["cases"] == 3
     faults = {f["code"]: f for f in report["faults"]}
@@ -129,7 +129,7 @@ def test_a_weak_test_set_is_reported_and_improves_when_a_case_is_added(
 
 
 def test_diagnosability_checks_its_query(api: TestClient):
-    headers = bearer(add_tokens(api).instructor)
+    headers = bearer(add_tokens(api).admin)
     for value in ("0", "5", "x"):
         response = api.get(DIAG, params={"max_faults": value}, headers=headers)
         assert response.status_code == 422, value
@@ -142,7 +142,7 @@ def test_diagnosability_checks_its_query(api: TestClient):
 
 
 def test_stats_count_submissions_acceptance_and_diagnoses(api: TestClient):
-    headers = bearer(add_tokens(api).instructor)
+    headers = bearer(add_tokens(api).admin)
     url = f"/api/problems/{PROBLEM}/submissions"
     ids = [
         api.post(url, json={"code": CORRECT}).json()["id"],

@@ -30,7 +30,7 @@ RSS_BOUND = 100 * MIB
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[AppProcess, str, str]]:
     root: Path = tmp_path_factory.mktemp("uploads")
-    created = app_command(root / "data", "tokens", "create", "--role", "instructor", "--name", "i")
+    created = app_command(root / "data", "tokens", "create", "--role", "admin", "--name", "i")
     assert created.returncode == 0, created.stderr
     token = re.findall(r"^tj_\S+$", created.stdout, re.MULTILINE)[0]
     env = {"GRADER_DATA_DIR": str(root / "data"), "GRADER_WORKERS": "1"}

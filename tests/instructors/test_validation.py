@@ -25,11 +25,11 @@ from tests.instructors.conftest import (
 
 def post_json(api: TestClient, tokens: Tokens, inputs: Any, **fields: Any) -> Any:
     body = {"name": "case-1", "inputs": inputs, **fields}
-    return api.post(CASES, json=body, headers=bearer(tokens.instructor))
+    return api.post(CASES, json=body, headers=bearer(tokens.admin))
 
 
 def post_raw(api: TestClient, tokens: Tokens, text: str) -> Any:
-    headers = {**bearer(tokens.instructor), "Content-Type": "application/json"}
+    headers = {**bearer(tokens.admin), "Content-Type": "application/json"}
     return api.post(CASES, content=text.encode(), headers=headers)
 
 
@@ -45,7 +45,7 @@ def post_npz(api: TestClient, tokens: Tokens, data: bytes, **fields: str) -> Any
         CASES,
         data=form,
         files={"file": ("case.npz", data, "application/octet-stream")},
-        headers=bearer(tokens.instructor),
+        headers=bearer(tokens.admin),
     )
 
 
@@ -53,7 +53,7 @@ def assert_rejected(api: TestClient, tokens: Tokens, response: Any, field: str, 
     assert response.status_code == status, response.text
     error = error_of(response)
     assert error["field"] == field, error
-    listed = api.get(CASES, headers=bearer(tokens.instructor)).json()
+    listed = api.get(CASES, headers=bearer(tokens.admin)).json()
     assert all(c["source"] == "builtin" for c in listed["cases"]), "nothing may be stored"
     assert listed["test_set_version"] == 1, "a rejected case must not bump the version"
     return error
@@ -207,14 +207,14 @@ def test_case_fields_are_checked(
     api: TestClient, tokens: Tokens, fields: dict[str, Any], field: str
 ):
     body = {"name": "case-1", "inputs": as_json(case_inputs()), **fields}
-    response = api.post(CASES, json=body, headers=bearer(tokens.instructor))
+    response = api.post(CASES, json=body, headers=bearer(tokens.admin))
     assert_rejected(api, tokens, response, field)
 
 
 def test_a_built_in_case_or_probe_name_is_taken(api: TestClient, tokens: Tokens):
     for name in ("two-heads", "probe-large"):
         body = {"name": name, "inputs": as_json(case_inputs())}
-        response = api.post(CASES, json=body, headers=bearer(tokens.instructor))
+        response = api.post(CASES, json=body, headers=bearer(tokens.admin))
         assert_rejected(api, tokens, response, "name", status=409)
 
 
@@ -222,12 +222,12 @@ def test_a_name_is_unique_among_live_cases_and_free_again_after_removal(
     api: TestClient, tokens: Tokens
 ):
     body = {"name": "twice", "inputs": as_json(case_inputs())}
-    first = api.post(CASES, json=body, headers=bearer(tokens.instructor))
+    first = api.post(CASES, json=body, headers=bearer(tokens.admin))
     assert first.status_code == 201
-    again = api.post(CASES, json=body, headers=bearer(tokens.instructor))
+    again = api.post(CASES, json=body, headers=bearer(tokens.admin))
     assert again.status_code == 409 and error_of(again)["field"] == "name"
-    api.delete(f"{CASES}/{first.json()['id']}", headers=bearer(tokens.instructor))
-    assert api.post(CASES, json=body, headers=bearer(tokens.instructor)).status_code == 201
+    api.delete(f"{CASES}/{first.json()['id']}", headers=bearer(tokens.admin))
+    assert api.post(CASES, json=body, headers=bearer(tokens.admin)).status_code == 201
 
 
 def test_a_body_that_is_not_json_is_400(api: TestClient, tokens: Tokens):
@@ -236,7 +236,7 @@ def test_a_body_that_is_not_json_is_400(api: TestClient, tokens: Tokens):
 
 
 def test_other_content_types_are_415(api: TestClient, tokens: Tokens):
-    headers = {**bearer(tokens.instructor), "Content-Type": "text/plain"}
+    headers = {**bearer(tokens.admin), "Content-Type": "text/plain"}
     response = api.post(CASES, content=b"hello", headers=headers)
     assert response.status_code == 415
 
@@ -254,7 +254,7 @@ def test_an_npz_upload_is_stored(api: TestClient, tokens: Tokens):
     assert body["name"] == "from-npz" and body["visibility"] == "public"
     assert body["weight"] == 2.5
     assert body["shapes"]["K"] == [2, 4, 6] and body["scalars"] == {"num_heads": 2}
-    detail = api.get(f"{CASES}/{body['id']}", headers=bearer(tokens.instructor)).json()
+    detail = api.get(f"{CASES}/{body['id']}", headers=bearer(tokens.admin)).json()
     np.testing.assert_array_equal(np.array(detail["inputs"]["Q"]), inputs["Q"])
 
 
@@ -310,7 +310,7 @@ def test_an_upload_without_a_file_is_refused(api: TestClient, tokens: Tokens):
         CASES,
         data={"name": "x"},
         files={"other": ("a.txt", b"x", "text/plain")},
-        headers=bearer(tokens.instructor),
+        headers=bearer(tokens.admin),
     )
     assert response.status_code == 422
 
@@ -334,7 +334,7 @@ def test_a_streamed_upload_without_a_length_is_411(api: TestClient, tokens: Toke
     def chunks() -> Any:
         yield b'--b\r\nContent-Disposition: form-data; name="name"\r\n\r\nx\r\n--b--\r\n'
 
-    headers = {**bearer(tokens.instructor), "Content-Type": "multipart/form-data; boundary=b"}
+    headers = {**bearer(tokens.admin), "Content-Type": "multipart/form-data; boundary=b"}
     response = api.post(CASES, content=chunks(), headers=headers)
     assert response.status_code == 411, response.text
 

@@ -36,7 +36,7 @@ def test_every_change_bumps_the_version_and_nothing_else_does(
     make_client: MakeClient, database_url: str | None
 ):
     api = make_client(database_url)
-    headers = bearer(add_tokens(api).instructor)
+    headers = bearer(add_tokens(api).admin)
     assert version_of(api, headers) == BUILTIN_TEST_SET_VERSION == 1
     first = api.post(CASES, json={"name": "a", "inputs": as_json(case_inputs(1))}, headers=headers)
     assert first.json()["test_set_version"] == 2 and first.json()["added_in_version"] == 2
@@ -116,7 +116,7 @@ def test_any_past_version_is_rebuilt_exactly(
 
 def test_a_submission_records_the_version_it_was_graded_on(make_client: MakeClient):
     api = make_client()
-    headers = bearer(add_tokens(api).instructor)
+    headers = bearer(add_tokens(api).admin)
     url = f"/api/problems/{PROBLEM}/submissions"
     before = wait_done(api, api.post(url, json={"code": CORRECT}).json()["id"])
     assert before["test_set_version"] == 1

@@ -14,7 +14,7 @@ from tests.instructors.conftest import CASES, Tokens, as_json, bearer, case_inpu
 
 def add(api: TestClient, tokens: Tokens, inputs: dict[str, Any]) -> dict[str, Any]:
     response = api.post(
-        CASES, json={"name": "weak", "inputs": as_json(inputs)}, headers=bearer(tokens.instructor)
+        CASES, json={"name": "weak", "inputs": as_json(inputs)}, headers=bearer(tokens.admin)
     )
     assert response.status_code == 201, response.text
     body: dict[str, Any] = response.json()
@@ -26,7 +26,7 @@ def codes(body: dict[str, Any]) -> set[str]:
 
 
 def listed(api: TestClient, tokens: Tokens) -> dict[str, Any]:
-    cases = api.get(CASES, headers=bearer(tokens.instructor)).json()["cases"]
+    cases = api.get(CASES, headers=bearer(tokens.admin)).json()["cases"]
     return next(c for c in cases if c["name"] == "weak")  # type: ignore[no-any-return]
 
 
@@ -79,9 +79,7 @@ def test_a_few_saturated_rows_do_not_warn(api: TestClient, tokens: Tokens, mha: 
 
 
 def test_built_in_cases_show_their_warnings(api: TestClient, tokens: Tokens):
-    cases = {
-        c["name"]: c for c in api.get(CASES, headers=bearer(tokens.instructor)).json()["cases"]
-    }
+    cases = {c["name"]: c for c in api.get(CASES, headers=bearer(tokens.admin)).json()["cases"]}
     large = cases["large-magnitude"]
     assert large["source"] == "builtin" and large["id"] is None
     assert {"saturated-softmax", "misses-faults"} <= codes(large)

@@ -160,7 +160,7 @@ def demo_inputs(seed: int = 0, masked: bool = True) -> dict[str, Any]:
 
 
 def post(api: TestClient, tokens: Tokens, **body: Any) -> Any:
-    return api.post(f"{URL}/test-cases", json=body, headers=bearer(tokens.instructor))
+    return api.post(f"{URL}/test-cases", json=body, headers=bearer(tokens.admin))
 
 
 def test_json_cases_take_booleans_null_outputs_by_name_and_expected_errors(
@@ -240,7 +240,7 @@ def test_npz_cases_keep_the_mask_boolean_and_leave_out_the_optional(
         f"{URL}/test-cases",
         data={"name": "from-npz"},
         files={"file": ("case.npz", buffer.getvalue())},
-        headers=bearer(tokens.instructor),
+        headers=bearer(tokens.admin),
     )
     assert made.status_code == 201, made.text
     assert made.json()["shapes"]["mask"] == [3, 4]
@@ -256,7 +256,7 @@ def test_npz_cases_keep_the_mask_boolean_and_leave_out_the_optional(
         f"{URL}/test-cases",
         data={"name": "npz-wrong"},
         files={"file": ("case.npz", buffer.getvalue())},
-        headers=bearer(tokens.instructor),
+        headers=bearer(tokens.admin),
     )
     assert response.status_code == 422
     assert error_of(response)["field"] == "expected.output"

@@ -69,7 +69,7 @@ def test_instructors_give_a_bool_output_as_true_false(api: TestClient):
 
     def post(name: str, expected: dict[str, Any]) -> Any:
         body = {"name": name, "inputs": inputs, "expected": expected}
-        return api.post(f"{URL}/test-cases", json=body, headers=bearer(tokens.instructor))
+        return api.post(f"{URL}/test-cases", json=body, headers=bearer(tokens.admin))
 
     made = post("given", {"mask": [[False, True], [True, False]], "count": [1, 1]})
     assert made.status_code == 201, made.text

@@ -172,7 +172,7 @@ def inputs(eps: object = None, **more: Any) -> dict[str, Any]:
 
 
 def post(api: TestClient, tokens: Tokens, **body: Any) -> Any:
-    return api.post(f"{URL}/test-cases", json=body, headers=bearer(tokens.instructor))
+    return api.post(f"{URL}/test-cases", json=body, headers=bearer(tokens.admin))
 
 
 def test_an_instructor_gives_eps_as_a_json_number(api: TestClient, tokens: Tokens):
@@ -184,7 +184,7 @@ def test_an_instructor_gives_eps_as_a_json_number(api: TestClient, tokens: Token
     omitted = post(api, tokens, name="eps-default", inputs=inputs())
     assert omitted.status_code == 201, omitted.text
     assert omitted.json()["scalars"] == {"eps": 1e-5}
-    listed = api.get(f"{URL}/test-cases", headers=bearer(tokens.instructor)).json()["cases"]
+    listed = api.get(f"{URL}/test-cases", headers=bearer(tokens.admin)).json()["cases"]
     assert {c["name"]: c["scalars"].get("eps") for c in listed if c["source"] == "stored"} == {
         "eps-given": 0.001,
         "eps-one": 1.0,
@@ -211,7 +211,7 @@ def test_npz_cases_take_eps_as_a_0d_number(api: TestClient, tokens: Tokens):
             f"{URL}/test-cases",
             data={"name": name},
             files={"file": ("case.npz", buffer.getvalue())},
-            headers=bearer(tokens.instructor),
+            headers=bearer(tokens.admin),
         )
 
     made = upload("npz-eps", np.float64(0.25))

@@ -186,7 +186,7 @@ def test_an_inverted_mask_is_diagnosed_on_probes_of_several_ranks(api: TestClien
 
 
 def post(api: TestClient, tokens: Tokens, **body: Any) -> Any:
-    return api.post(f"{URL}/test-cases", json=body, headers=bearer(tokens.instructor))
+    return api.post(f"{URL}/test-cases", json=body, headers=bearer(tokens.admin))
 
 
 def case(lead: tuple[int, ...], k_lead: tuple[int, ...] | None = None, mask=None) -> dict:
@@ -240,7 +240,7 @@ def test_npz_cases_bind_the_groups_too(api: TestClient, tokens: Tokens):
             f"{URL}/test-cases",
             data={"name": name},
             files={"file": ("case.npz", buffer.getvalue())},
-            headers=bearer(tokens.instructor),
+            headers=bearer(tokens.admin),
         )
 
     rng = np.random.default_rng(7)

@@ -98,10 +98,11 @@ def wait_for_verdict(page: Page, verdict: str) -> None:
     expect(page.locator("#progress")).not_to_have_class("progress active")
 
 
-def instructor_token(server: Server) -> str:
-    """A new instructor token, made by the CLI against the server's own database."""
+def instructor_token(server: Server, role: str = "instructor") -> str:
+    """A new token of ``role``, made by the CLI against the server's own database. The page's
+    case forms change the catalog, which takes an admin's."""
     out = subprocess.run(
-        [sys.executable, "-m", "app", "tokens", "create", "--role", "instructor", "--name", "web"],
+        [sys.executable, "-m", "app", "tokens", "create", "--role", role, "--name", f"web-{role}"],
         cwd=REPO_ROOT,
         env=server.env,
         capture_output=True,
@@ -118,7 +119,7 @@ def instructor_token(server: Server) -> str:
 def open_field_form(page: Page, server: Server, problem_id: str) -> None:
     """The instructor page, signed in, on the form with a field per parameter of the problem."""
     page.goto("/instructor")
-    page.get_by_label("Instructor token").fill(instructor_token(server))
+    page.get_by_label("Instructor token").fill(instructor_token(server, "admin"))
     page.get_by_role("button", name="Use token").click()
     page.locator("#problem-select").select_option(problem_id)
     page.get_by_label("a field per parameter").check()

@@ -32,7 +32,7 @@ def test_token_is_kept_for_the_browser_session(page: Page) -> None:
 def test_instructor_adds_a_case_and_sees_it_listed(
     page: Page, server: Server, tmp_path: Path
 ) -> None:
-    token = instructor_token(server)
+    token = instructor_token(server, "admin")
     page.goto("/instructor")
     page.get_by_label("Instructor token").fill(token)
     page.get_by_role("button", name="Use token").click()

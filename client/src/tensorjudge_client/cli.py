@@ -179,7 +179,7 @@ class Cli:
             self.out.print(view.result_renderable(raw))
 
     def cases_list(self) -> int:
-        listing = self.judge.cases(self.args.problem)
+        listing = self.judge.cases(self.args.problem, course=self.args.course)
         if self.args.json:
             self.emit_json(listing)
         else:
@@ -259,6 +259,7 @@ class Cli:
             name=self.args.name,
             visibility=self.args.visibility,
             weight=self.args.weight,
+            course=self.args.course,
         )
         self.report_case("Added", added)
         for warning in view.dicts(added.get("warnings")):
@@ -267,7 +268,8 @@ class Cli:
         return EXIT_OK
 
     def cases_remove(self) -> int:
-        self.report_case("Removed", self.judge.remove_case(self.args.problem, self.args.case))
+        removed = self.judge.remove_case(self.args.problem, self.args.case, course=self.args.course)
+        self.report_case("Removed", removed)
         return EXIT_OK
 
     def login(self) -> int:
@@ -416,7 +418,9 @@ def build_parser() -> argparse.ArgumentParser:
             )
             sub.add_argument("--yes", action="store_true", help="do not ask before --all-matching")
 
-    cases = commands.add_parser("cases", help="instructors: a problem's test cases (TJ_TOKEN)")
+    cases = commands.add_parser(
+        "cases", help="a problem's stored test cases: the catalog's, or --course N's (TJ_TOKEN)"
+    )
     case_commands = cases.add_subparsers(dest="cases_command", required=True, metavar="COMMAND")
     for name, handler, text in (
         ("list", Cli.cases_list, "list the test cases (all with a token, else public ones)"),
@@ -426,6 +430,13 @@ def build_parser() -> argparse.ArgumentParser:
         sub = case_commands.add_parser(name, parents=[common], help=text, description=text)
         sub.set_defaults(handler=handler)
         sub.add_argument("problem", metavar="ID")
+        sub.add_argument(
+            "--course",
+            type=int,
+            metavar="N",
+            help="a course's own cases (its staff; they grade only its assignments); without "
+            "it, the catalog's (only administrators change them)",
+        )
         if name == "add":
             sub.add_argument("file", metavar="FILE", help=".npz (one array per parameter) or .json")
             sub.add_argument("--name", help="default: the file's name without its extension")

@@ -43,6 +43,12 @@ def _path(*parts: str | int) -> str:
     return "/" + "/".join(quote(str(p), safe="") if i % 2 else str(p) for i, p in enumerate(parts))
 
 
+def _cases(problem_id: str, course: int | None) -> str:
+    """The catalog's cases of a problem (its administrators'), or a course's own."""
+    scope = ("api",) if course is None else ("api/courses", course)
+    return _path(*scope, "problems", problem_id) + "/test-cases"
+
+
 def _listing(course: int | None) -> str:
     return "/api/submissions" if course is None else _path("api/courses", course) + "/submissions"
 
@@ -272,12 +278,10 @@ class Judge:
         )
         return counts
 
-    # -- instructor test cases (TJ_TOKEN) --------------------------------------------------------
+    # -- stored test cases (TJ_TOKEN): the catalog's (admins), or ``course``'s own (its staff) --
 
-    def cases(self, problem_id: str) -> dict[str, Any]:
-        listing: dict[str, Any] = self.http.json(
-            "GET", _path("api/problems", problem_id) + "/test-cases"
-        )
+    def cases(self, problem_id: str, *, course: int | None = None) -> dict[str, Any]:
+        listing: dict[str, Any] = self.http.json("GET", _cases(problem_id, course))
         return listing
 
     def add_case(
@@ -288,16 +292,18 @@ class Judge:
         name: str | None = None,
         visibility: str | None = None,
         weight: float | None = None,
+        course: int | None = None,
     ) -> dict[str, Any]:
         """From a ``.npz`` (one array per parameter, optionally ``expected``) or a ``.json``
-        file (a whole POST body, or just the inputs); the keywords override the file's."""
+        file (a whole POST body, or just the inputs); the keywords override the file's. With
+        ``course``, the case is that course's own (it grades only the course's assignments)."""
         path = Path(file)
         fields = {
             k: v
             for k, v in (("name", name), ("visibility", visibility), ("weight", weight))
             if v is not None
         }
-        url = _path("api/problems", problem_id) + "/test-cases"
+        url = _cases(problem_id, course)
         if path.suffix.lower() == ".npz":
             if "name" not in fields:
                 fields["name"] = path.stem
@@ -321,18 +327,20 @@ class Judge:
         added = self.http.json("POST", url, json=body)
         return added
 
-    def remove_case(self, problem_id: str, case: str | int) -> dict[str, Any]:
-        """By id or by the name of a stored case."""
-        case_id = self._case_id(problem_id, case)
+    def remove_case(
+        self, problem_id: str, case: str | int, *, course: int | None = None
+    ) -> dict[str, Any]:
+        """By id or by the name of a stored case (of the catalog, or of ``course``)."""
+        case_id = self._case_id(problem_id, case, course)
         removed: dict[str, Any] = self.http.json(
-            "DELETE", _path("api/problems", problem_id, "test-cases", case_id)
+            "DELETE", _cases(problem_id, course) + f"/{case_id}"
         )
         return removed
 
-    def _case_id(self, problem_id: str, case: str | int) -> int:
+    def _case_id(self, problem_id: str, case: str | int, course: int | None) -> int:
         if isinstance(case, int) or case.isdigit():
             return int(case)
-        for row in self.cases(problem_id).get("cases", []):
+        for row in self.cases(problem_id, course=course).get("cases", []):
             if row.get("name") == case and row.get("id") is not None:
                 return int(row["id"])
         raise JudgeError(
