@@ -8,7 +8,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 from starlette.concurrency import run_in_threadpool
 
-from app.auth.deps import CurrentUser, HashingSlotsDep
+from app.auth.deps import CurrentUser
 from app.auth.http import read_json
 from app.auth.models import ApiToken, User
 from app.auth.passwords import PasswordError, check_new_password
@@ -26,7 +26,6 @@ from app.auth.views import token_out
 from app.core.bodies import json_body_schema
 from app.core.deps import SessionsDep, SettingsDep
 from app.core.errors import ApiError, error_responses
-from app.core.proxies import client_address
 
 router = APIRouter(tags=["accounts"])
 
@@ -206,7 +205,6 @@ async def change_password(
     principal: CurrentUser,
     sessions: SessionsDep,
     settings: SettingsDep,
-    slots: HashingSlotsDep,
 ) -> Response:
     """Change the caller's password (the current one is needed): every other session of the
     account ends and every other personal access token is revoked; the session or token that
@@ -218,15 +216,8 @@ async def change_password(
         raise ApiError(422, "invalid_password", str(exc), "new_password") from None
     email = await run_in_threadpool(_password_of, sessions, principal.user_id)
     # Under the sign-in throttle too: a stolen session must not become a password oracle.
-    await check_password(
-        sessions,
-        settings,
-        slots,
-        email,
-        body.current_password,
-        client_address(request, settings),
-    )
-    password_hash = await new_password_hash(slots, body.new_password)
+    await check_password(request, sessions, settings, email, body.current_password)
+    password_hash = await new_password_hash(request, body.new_password)
     keep = request.cookies.get(COOKIE) if principal.token_id is None else None
     await run_in_threadpool(
         _set_password, sessions, principal.user_id, password_hash, keep, principal.token_id

@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from starlette.concurrency import run_in_threadpool
 
 from app.auth.accounts import RESET_LINK_LIFETIME, AccountError, create_user, issue_reset_link
-from app.auth.deps import Admin, HashingSlotsDep
+from app.auth.deps import Admin
 from app.auth.http import read_json
 from app.auth.mailer import mailer_of, reset_message
 from app.auth.models import User
@@ -69,7 +69,6 @@ async def create_account(
     admin: Admin,
     sessions: SessionsDep,
     settings: SettingsDep,
-    slots: HashingSlotsDep,
 ) -> UserAdminOut:
     """Create an account (with a password, or without one: then issue a reset link).
     Administrators only."""
@@ -80,7 +79,7 @@ async def create_account(
             check_new_password(body.password, settings.password_min_length)
         except PasswordError as exc:
             raise ApiError(422, "invalid_password", str(exc), "password") from None
-        password_hash = await new_password_hash(slots, body.password)
+        password_hash = await new_password_hash(request, body.password)
     return await run_in_threadpool(_create, sessions, body, password_hash)
 
 

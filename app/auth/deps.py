@@ -18,7 +18,6 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.orm import Session, sessionmaker
 from starlette.concurrency import run_in_threadpool
 
-from app.auth.hashing_slots import HashingSlots
 from app.auth.sessions import COOKIE, CSRF_HEADER, SAFE_METHODS, csrf_ok, session_principal
 from app.auth.tokens import Principal, authenticate
 from app.core.deps import SessionsDep
@@ -144,12 +143,3 @@ async def require_admin(principal: CurrentUser) -> Principal:
 
 
 Admin = Annotated[Principal, Depends(require_admin)]
-
-
-async def get_hashing_slots(request: Request) -> HashingSlots:
-    """The server's argon2 slots (app.auth.hashing_slots), made with the app."""
-    slots: HashingSlots = request.app.state.hashing_slots
-    return slots
-
-
-HashingSlotsDep = Annotated[HashingSlots, Depends(get_hashing_slots)]

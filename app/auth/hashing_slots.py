@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
 
 Result = TypeVar("Result")
 # Seconds a caller turned away is told to wait: a slot frees within about one argon2 run.
@@ -89,3 +90,9 @@ class HashingSlots:
                 except RuntimeError:  # that waiter's loop is closed: the next one
                     continue
             self._free += 1
+
+
+def slots_of(request: Request) -> HashingSlots:
+    """The server's slots, made with the app (``create_app``)."""
+    slots: HashingSlots = request.app.state.hashing_slots
+    return slots

@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from starlette.concurrency import run_in_threadpool
 
 from app.auth.accounts import live_reset_link, redeem_reset_link
-from app.auth.deps import HashingSlotsDep, OptionalPrincipal
+from app.auth.deps import OptionalPrincipal
 from app.auth.http import (
     check_same_site,
     clear_session_cookie,
@@ -29,7 +29,6 @@ from app.core.bodies import json_body_schema
 from app.core.config import Settings
 from app.core.deps import SessionsDep, SettingsDep
 from app.core.errors import ApiError, error_responses
-from app.core.proxies import client_address
 
 router = APIRouter(tags=["accounts"])
 
@@ -107,15 +106,12 @@ async def login(
     response: Response,
     sessions: SessionsDep,
     settings: SettingsDep,
-    slots: HashingSlotsDep,
 ) -> Me:
     """Sign in with email and password: sets the session cookie and answers who signed in with
     the session's CSRF token. Anyone; only from this site's own pages (JSON only)."""
     check_same_site(request, settings)
     body = await read_json(request, LoginIn)
-    user_id = await check_password(
-        sessions, settings, slots, body.email, body.password, client_address(request, settings)
-    )
+    user_id = await check_password(request, sessions, settings, body.email, body.password)
     me_, secret = await run_in_threadpool(
         _login, sessions, settings, user_id, request.cookies.get(COOKIE)
     )
@@ -202,7 +198,6 @@ async def reset_password(
     response: Response,
     sessions: SessionsDep,
     settings: SettingsDep,
-    slots: HashingSlotsDep,
 ) -> Me:
     """Set a password with a reset link's secret: the link is used up, every session of the
     account ends and every personal access token of it is revoked, and this browser is signed
@@ -214,7 +209,7 @@ async def reset_password(
     except PasswordError as exc:
         raise ApiError(422, "invalid_password", str(exc), "password") from None
     await run_in_threadpool(_check_link, sessions, body.secret)
-    password_hash = await new_password_hash(slots, body.password)
+    password_hash = await new_password_hash(request, body.password)
     me_, secret = await run_in_threadpool(
         _reset, sessions, settings, body.secret, password_hash, request.cookies.get(COOKIE)
     )
@@ -249,13 +244,13 @@ def _exchange(sessions: sessionmaker[Session], user_id: int, name: str) -> Token
     ),
 )
 async def exchange_token(
-    request: Request, sessions: SessionsDep, settings: SettingsDep, slots: HashingSlotsDep
+    request: Request,
+    sessions: SessionsDep,
+    settings: SettingsDep,
 ) -> TokenCreated:
     """A new personal access token for email and password (what `tj login` calls); the secret
     is in this answer only. Anyone with the credentials, under the sign-in throttle."""
     check_same_site(request, settings)
     body = await read_json(request, TokenExchangeIn)
-    user_id = await check_password(
-        sessions, settings, slots, body.email, body.password, client_address(request, settings)
-    )
+    user_id = await check_password(request, sessions, settings, body.email, body.password)
     return await run_in_threadpool(_exchange, sessions, user_id, body.name)

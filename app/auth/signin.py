@@ -16,13 +16,15 @@ from datetime import timedelta
 
 from sqlalchemy.orm import Session, sessionmaker
 from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
 
 from app.auth.accounts import AccountError, find_by_email
-from app.auth.hashing_slots import BUSY_RETRY_AFTER, Busy, HashingSlots
+from app.auth.hashing_slots import BUSY_RETRY_AFTER, Busy, slots_of
 from app.auth.passwords import hash_password, verify_password
 from app.auth.throttle import Limits, claim_attempt, forget_attempt
 from app.core.config import Settings
 from app.core.errors import ApiError
+from app.core.proxies import client_address
 
 INVALID_MESSAGE = "wrong email or password"
 
@@ -91,19 +93,20 @@ def _forget(sessions: sessionmaker[Session], attempt_id: int) -> None:
 
 
 async def check_password(
+    request: Request,
     sessions: sessionmaker[Session],
     settings: Settings,
-    slots: HashingSlots,
     email: str,
     password: str,
-    address: str,
 ) -> int:
     """The id of the account these credentials open, or an ``ApiError``: 429 while the email or
-    the address is throttled (whatever the password), 503 when no argon2 slot freed in time,
-    401 for any wrong email or password, 403 for a disabled account with the right password."""
+    the request's client address is throttled (whatever the password), 503 when no argon2 slot
+    freed in time, 401 for any wrong email or password, 403 for a disabled account with the
+    right password."""
+    address = client_address(request, settings)
     claim = await run_in_threadpool(_claim, sessions, settings, email, address)
     try:
-        right = await slots.run(verify_password, password, claim.stored_hash)
+        right = await slots_of(request).run(verify_password, password, claim.stored_hash)
     except Busy:
         await run_in_threadpool(_forget, sessions, claim.attempt_id)
         raise busy() from None
@@ -116,9 +119,9 @@ async def check_password(
     return claim.user_id
 
 
-async def new_password_hash(slots: HashingSlots, password: str) -> str:
+async def new_password_hash(request: Request, password: str) -> str:
     """``password``'s argon2 hash, computed in a slot (503 ``busy`` when none freed in time)."""
     try:
-        return await slots.run(hash_password, password)
+        return await slots_of(request).run(hash_password, password)
     except Busy:
         raise busy() from None

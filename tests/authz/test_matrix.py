@@ -99,6 +99,9 @@ RULES: dict[tuple[str, str], Rule] = {
     # The student's own token: anyone else's is not theirs to see (404).
     ("DELETE", "/api/account/tokens/{token_id}"): Rule(frozenset({"student"}), consumes=True),
     ("PUT", "/api/account/password"): Rule(SIGNED_IN),
+    ("GET", "/api/account/sessions"): Rule(SIGNED_IN),
+    # The student's own session: anyone else's is not theirs to see (404).
+    ("DELETE", "/api/account/sessions/{session_id}"): Rule(frozenset({"student"}), consumes=True),
     ("GET", "/api/admin/users"): Rule(frozenset({"admin"})),
     ("POST", "/api/admin/users"): Rule(frozenset({"admin"})),
     ("PATCH", "/api/admin/users/{user_id}"): Rule(frozenset({"admin"})),
