@@ -4,7 +4,9 @@ Retry-After) without being counted as a failed sign-in."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -12,6 +14,7 @@ import pytest
 from sqlalchemy import func, select
 
 from app.auth import passwords
+from app.auth.hashing_slots import HashingSlots
 from app.auth.models import LoginFailure
 from tests.accounts.conftest import MakeClient, error_of, login
 
@@ -103,3 +106,30 @@ def test_a_sign_in_without_a_slot_in_time_is_turned_away_uncounted(
     assert _failures(client) == 1  # the first's wrong password; the turned-away one is not
     # The slot was given back: the next sign-in is verified.
     assert login(client, email="third@example.edu", password="wrong!").status_code == 401
+
+
+def test_a_slot_is_handed_to_a_waiter_on_another_event_loop():
+    """The server's slots are shared by every event loop of the process."""
+    slots = HashingSlots(1, wait_seconds=60)
+    holding, let_go = threading.Event(), threading.Event()
+    order: list[str] = []
+
+    def hold() -> None:
+        holding.set()
+        assert let_go.wait(60)
+        order.append("first")
+
+    def second() -> None:
+        order.append("second")
+
+    with ThreadPoolExecutor(2) as pool:
+        first = pool.submit(asyncio.run, slots.run(hold))
+        assert holding.wait(60)
+        waiting = pool.submit(asyncio.run, slots.run(second))
+        while not slots._waiters:  # queued on its own loop
+            time.sleep(0.01)
+        let_go.set()
+        first.result(60)
+        waiting.result(60)
+    assert order == ["first", "second"]
+    assert slots._free == 1 and not slots._waiters
