@@ -31,6 +31,10 @@ def _serve(args: argparse.Namespace) -> int:
         host=args.host or settings.host,
         port=args.port or settings.port,
         log_level="info",
+        # uvicorn's own handling would believe X-Forwarded-For from 127.0.0.1 (its default) and
+        # replace the peer's address with it; the app believes forwarded headers from
+        # GRADER_TRUSTED_PROXIES only, and needs the peer's address to tell (app.core.proxies).
+        proxy_headers=False,
     )
     return 0
 

@@ -16,6 +16,7 @@ from app.assignments.pages import router as assignment_pages_router
 from app.assignments.routes import router as assignments_router
 from app.auth.account_routes import router as account_router
 from app.auth.admin_routes import router as admin_users_router
+from app.auth.hashing_slots import HashingSlots
 from app.auth.oidc_routes import router as oidc_router
 from app.auth.routes import router as accounts_router
 from app.authoring.check import startup_defects
@@ -23,6 +24,7 @@ from app.core.bodies import BodyLimitMiddleware
 from app.core.config import Settings, get_settings
 from app.core.errors import install_error_handlers
 from app.core.openapi import install_openapi
+from app.core.proxies import ForwardedScheme
 from app.courses.pages import router as course_pages_router
 from app.courses.routes import roster_cap
 from app.courses.routes import router as courses_router
@@ -111,6 +113,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     app.state.settings = settings
+    app.state.hashing_slots = HashingSlots(
+        settings.password_hashing_slots, settings.password_hashing_wait_seconds
+    )
     # What a caller is shown of a submission: an assignment's feedback policy decides for its
     # submissions (app.submissions imports no rule package).
     app.state.submission_view = assignment_view
@@ -128,6 +133,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         roster_cap(settings.roster_max_bytes).limit,
     )
     app.add_middleware(BodyLimitMiddleware, limit=ceiling)
+    app.add_middleware(ForwardedScheme, settings=settings)
     for router in ROUTERS:
         app.include_router(router)
     # Every route documents the errors and credentials its dependencies imply (docs/api.md).

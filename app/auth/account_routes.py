@@ -1,23 +1,29 @@
-"""Accounts API, the signed-in person's own account: personal access tokens and password."""
+"""Accounts API, the signed-in person's own account: personal access tokens, signed-in
+sessions and password."""
 
 from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
-from sqlalchemy import delete, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 from starlette.concurrency import run_in_threadpool
 
 from app.auth.deps import CurrentUser
-from app.auth.http import client_address, read_json
-from app.auth.models import ApiToken, User, WebSession
-from app.auth.passwords import PasswordError, check_new_password, hash_password
-from app.auth.schemas import PasswordChangeIn, TokenCreate, TokenCreated, TokenOut
-from app.auth.sessions import COOKIE
-from app.auth.signin import check_password
+from app.auth.http import read_json
+from app.auth.models import ApiToken, User
+from app.auth.passwords import PasswordError, check_new_password
+from app.auth.schemas import PasswordChangeIn, SessionOut, TokenCreate, TokenCreated, TokenOut
+from app.auth.sessions import (
+    COOKIE,
+    end_session_by_handle,
+    list_sessions,
+    revoke_credentials,
+    session_handle,
+)
+from app.auth.signin import check_password, new_password_hash
 from app.auth.tokens import TokenError, digest, issue_token, list_tokens, revoke_token
 from app.auth.views import token_out
 from app.core.bodies import json_body_schema
-from app.core.config import Settings
 from app.core.deps import SessionsDep, SettingsDep
 from app.core.errors import ApiError, error_responses
 
@@ -96,14 +102,61 @@ async def revoke_my_token(token_id: int, principal: CurrentUser, sessions: Sessi
     return Response(status_code=204)
 
 
-def _change_password(
-    sessions: sessionmaker[Session],
-    settings: Settings,
-    user_id: int,
-    body: PasswordChangeIn,
-    address: str,
-    keep_session: str | None,
-) -> None:
+def _sessions(
+    sessions: sessionmaker[Session], user_id: int, current: str | None
+) -> list[SessionOut]:
+    mine = digest(current) if current else None
+    with sessions() as session:
+        return [
+            SessionOut(
+                id=session_handle(row),
+                created_at=row.created_at,
+                last_seen_at=row.last_seen_at,
+                expires_at=row.expires_at,
+                current=row.id == mine,
+            )
+            for row in list_sessions(session, user_id)
+        ]
+
+
+@router.get(
+    "/api/account/sessions",
+    response_model=list[SessionOut],
+    responses=error_responses({}),
+)
+async def my_sessions(
+    request: Request, principal: CurrentUser, sessions: SessionsDep
+) -> list[SessionOut]:
+    """The caller's signed-in browsers (``current``: the one asking). Any signed-in account."""
+    current = request.cookies.get(COOKIE) if principal.token_id is None else None
+    return await run_in_threadpool(_sessions, sessions, principal.user_id, current)
+
+
+def _end_session(sessions: sessionmaker[Session], user_id: int, handle: str) -> bool:
+    with sessions() as session:
+        done = end_session_by_handle(session, user_id, handle)
+        session.commit()
+        return done
+
+
+@router.delete(
+    "/api/account/sessions/{session_id}",
+    status_code=204,
+    response_class=Response,
+    responses=error_responses({404: "No live session of yours with this id"}),
+)
+async def end_my_session(
+    session_id: str, principal: CurrentUser, sessions: SessionsDep
+) -> Response:
+    """Sign one of the caller's sessions out (this one too, if named). Any signed-in account,
+    its own sessions only."""
+    if not await run_in_threadpool(_end_session, sessions, principal.user_id, session_id[:64]):
+        raise ApiError(404, "not_found", "you have no live session with this id", "session_id")
+    return Response(status_code=204)
+
+
+def _password_of(sessions: sessionmaker[Session], user_id: int) -> str:
+    """The email the account signs in with; 409 when it has no password to change."""
     with sessions() as session:
         user = session.get(User, user_id)
         assert user is not None
@@ -113,13 +166,21 @@ def _change_password(
                 "no_password",
                 "this account has no password to change; ask for a reset link",
             )
-        # Under the sign-in throttle too: a stolen session must not become a password oracle.
-        check_password(session, settings, user.email, body.current_password, address)
-        user.password_hash = hash_password(body.new_password)
-        ends = delete(WebSession).where(WebSession.user_id == user_id)
-        if keep_session is not None:
-            ends = ends.where(WebSession.id != digest(keep_session))
-        session.execute(ends)
+        return user.email
+
+
+def _set_password(
+    sessions: sessionmaker[Session],
+    user_id: int,
+    password_hash: str,
+    keep_session: str | None,
+    keep_token_id: int | None,
+) -> None:
+    with sessions() as session:
+        user = session.get(User, user_id)
+        assert user is not None
+        user.password_hash = password_hash
+        revoke_credentials(session, user_id, keep_session=keep_session, keep_token_id=keep_token_id)
         session.commit()
 
 
@@ -134,28 +195,31 @@ def _change_password(
             401: "No credentials, or the current password is wrong",
             409: "The account has no password",
             429: "Too many failed sign-ins",
+            503: "Too many sign-ins or password changes at once",
         },
-        retry_after=(429,),
+        retry_after=(429, 503),
     ),
 )
 async def change_password(
-    request: Request, principal: CurrentUser, sessions: SessionsDep, settings: SettingsDep
+    request: Request,
+    principal: CurrentUser,
+    sessions: SessionsDep,
+    settings: SettingsDep,
 ) -> Response:
-    """Change the caller's password (the current one is needed); every other session of the
-    account ends. Any signed-in account with a password."""
+    """Change the caller's password (the current one is needed): every other session of the
+    account ends and every other personal access token is revoked; the session or token that
+    made the change stays. Any signed-in account with a password."""
     body = await read_json(request, PasswordChangeIn)
     try:
         check_new_password(body.new_password, settings.password_min_length)
     except PasswordError as exc:
         raise ApiError(422, "invalid_password", str(exc), "new_password") from None
+    email = await run_in_threadpool(_password_of, sessions, principal.user_id)
+    # Under the sign-in throttle too: a stolen session must not become a password oracle.
+    await check_password(request, sessions, settings, email, body.current_password)
+    password_hash = await new_password_hash(request, body.new_password)
     keep = request.cookies.get(COOKIE) if principal.token_id is None else None
     await run_in_threadpool(
-        _change_password,
-        sessions,
-        settings,
-        principal.user_id,
-        body,
-        client_address(request),
-        keep,
+        _set_password, sessions, principal.user_id, password_hash, keep, principal.token_id
     )
     return Response(status_code=204)

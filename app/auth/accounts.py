@@ -93,14 +93,22 @@ def issue_reset_link(session: Session, user_id: int, created_by: int | None) -> 
     return secret
 
 
-def redeem_reset_link(session: Session, secret: str) -> User | None:
-    """The account a live link belongs to, marking the link used; None for an unknown, used or
-    expired link. The caller sets the password and commits."""
+def live_reset_link(session: Session, secret: str) -> PasswordReset | None:
+    """The link with this secret while it may still be used; None for an unknown, used or
+    expired one."""
     row = session.scalars(
         select(PasswordReset).where(PasswordReset.token_sha256 == digest(secret))
     ).first()
-    now = utcnow()
-    if row is None or row.used_at is not None or row.expires_at <= now:
+    if row is None or row.used_at is not None or row.expires_at <= utcnow():
         return None
-    row.used_at = now
+    return row
+
+
+def redeem_reset_link(session: Session, secret: str) -> User | None:
+    """The account a live link belongs to, marking the link used; None for an unknown, used or
+    expired link. The caller sets the password and commits."""
+    row = live_reset_link(session, secret)
+    if row is None:
+        return None
+    row.used_at = utcnow()
     return session.get(User, row.user_id)

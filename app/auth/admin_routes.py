@@ -15,9 +15,10 @@ from app.auth.deps import Admin
 from app.auth.http import read_json
 from app.auth.mailer import mailer_of, reset_message
 from app.auth.models import User
-from app.auth.passwords import PasswordError, check_new_password, hash_password
+from app.auth.passwords import PasswordError, check_new_password
 from app.auth.schemas import ResetLinkOut, UserAdminOut, UserCreate, UserPage, UserPatch
 from app.auth.sessions import end_all_sessions
+from app.auth.signin import new_password_hash
 from app.auth.views import user_admin_out
 from app.core.bodies import json_body_schema
 from app.core.config import Settings
@@ -58,10 +59,16 @@ def _create(
     status_code=201,
     response_model=UserAdminOut,
     openapi_extra=json_body_schema(UserCreate),
-    responses=error_responses({**_BODY_ERRORS, 409: "Email in use"}),
+    responses=error_responses(
+        {**_BODY_ERRORS, 409: "Email in use", 503: "Too many password hashes at once"},
+        retry_after=(503,),
+    ),
 )
 async def create_account(
-    request: Request, admin: Admin, sessions: SessionsDep, settings: SettingsDep
+    request: Request,
+    admin: Admin,
+    sessions: SessionsDep,
+    settings: SettingsDep,
 ) -> UserAdminOut:
     """Create an account (with a password, or without one: then issue a reset link).
     Administrators only."""
@@ -72,7 +79,7 @@ async def create_account(
             check_new_password(body.password, settings.password_min_length)
         except PasswordError as exc:
             raise ApiError(422, "invalid_password", str(exc), "password") from None
-        password_hash = await run_in_threadpool(hash_password, body.password)
+        password_hash = await new_password_hash(request, body.password)
     return await run_in_threadpool(_create, sessions, body, password_hash)
 
 

@@ -65,10 +65,6 @@ def check_same_site(request: Request, settings: Settings) -> None:
             raise ApiError(403, "cross_site", "this request must come from this site's own page")
 
 
-def client_address(request: Request) -> str:
-    return request.client.host if request.client else "unknown"
-
-
 def set_session_cookie(response: Response, secret: str, settings: Settings) -> None:
     response.set_cookie(
         COOKIE,

@@ -66,6 +66,17 @@ class TokenOut(BaseModel):
     revoked_at: datetime | None
 
 
+class SessionOut(BaseModel):
+    """A signed-in browser of the account; ``id`` names it to sign it out (it is not the
+    cookie, nor what the cookie is looked up by)."""
+
+    id: str
+    created_at: datetime
+    last_seen_at: datetime
+    expires_at: datetime
+    current: bool
+
+
 class TokenCreated(BaseModel):
     """The new token; ``secret`` is shown only in this answer."""
 

@@ -12,10 +12,10 @@ import hmac
 import secrets
 from datetime import timedelta
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
-from app.auth.models import User, WebSession
+from app.auth.models import ApiToken, User, WebSession
 from app.auth.tokens import Principal, digest, principal_of
 from app.db.base import utcnow
 
@@ -50,8 +50,58 @@ def end_session(session: Session, secret: str) -> None:
 
 
 def end_all_sessions(session: Session, user_id: int) -> None:
-    """Signs the account out everywhere (a password change or reset does this)."""
+    """Signs the account out everywhere (disabling an account does this)."""
     session.execute(delete(WebSession).where(WebSession.user_id == user_id))
+
+
+def revoke_credentials(
+    session: Session,
+    user_id: int,
+    *,
+    keep_session: str | None = None,
+    keep_token_id: int | None = None,
+) -> None:
+    """What a new password does: every session of the account ends and every personal access
+    token is revoked, so whoever held the account before keeps nothing of it; only the
+    credential that changed the password (its session's cookie secret, or its token) stays.
+    The caller commits."""
+    ends = delete(WebSession).where(WebSession.user_id == user_id)
+    if keep_session is not None:
+        ends = ends.where(WebSession.id != digest(keep_session))
+    session.execute(ends)
+    revokes = update(ApiToken).where(ApiToken.user_id == user_id, ApiToken.revoked_at.is_(None))
+    if keep_token_id is not None:
+        revokes = revokes.where(ApiToken.id != keep_token_id)
+    session.execute(
+        revokes.values(revoked_at=utcnow()).execution_options(synchronize_session=False)
+    )
+
+
+def session_handle(row: WebSession) -> str:
+    """A session's name on the account page: derived from the stored digest, so neither it nor
+    the page ever shows what the cookie lookup uses."""
+    return digest(row.id)[:32]
+
+
+def end_session_by_handle(session: Session, user_id: int, handle: str) -> bool:
+    """Ends the account's session named ``handle`` (``session_handle``); False if it has none
+    by that name. The caller commits."""
+    for row in list_sessions(session, user_id):
+        if hmac.compare_digest(session_handle(row), handle):
+            session.delete(row)
+            return True
+    return False
+
+
+def list_sessions(session: Session, user_id: int) -> list[WebSession]:
+    """The account's live sessions, newest first."""
+    return list(
+        session.scalars(
+            select(WebSession)
+            .where(WebSession.user_id == user_id, WebSession.expires_at > utcnow())
+            .order_by(WebSession.created_at.desc())
+        )
+    )
 
 
 def session_principal(session: Session, secret: str) -> tuple[Principal, str] | None:

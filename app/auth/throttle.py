@@ -1,18 +1,31 @@
-"""Sign-in throttling: failed sign-ins counted per email and per client address over a window.
+"""Sign-in throttling: sign-in attempts counted per email and per client address over a window.
 
-A success clears nothing: an attacker who can sign into an account of their own must not be
-able to reset the count of the address or email they are guessing against. While a limit is
-reached no failure is recorded, so guessing cannot stretch the lock-out of the real owner
-beyond one window after the last counted failure.
+An attempt is counted before its password is checked, in one transaction that records it and
+counts the others: a burst of concurrent guesses can no longer all read the count before any
+of them is written (thirty concurrent wrong passwords for one email used to all be verified).
+That transaction is serialized with every other one touching the same email or address: on
+SQLite by the database's single writer (the row is inserted first, which takes the write lock,
+then the others are counted); on PostgreSQL by transaction-scoped advisory locks on the email
+and the address, taken in a fixed order so two attempts never wait on each other in a cycle.
+So exactly ``limit`` attempts pass, whatever the interleaving.
+
+An attempt counts as a failure until its password proves right; then it is forgotten (a
+success counts for nothing, and clears nothing else). A success clears nothing: an attacker who
+can sign into an account of their own must not be able to reset the count of the address or
+email they are guessing against. A refused attempt is not recorded at all, so guessing while a
+limit is reached cannot stretch the lock-out of the real owner beyond one window after the last
+counted failure.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, func, select
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
 from app.auth.models import LoginFailure
@@ -41,30 +54,64 @@ def _wait(times: list[datetime], limit: int, window: timedelta, now: datetime) -
     return max(1.0, (expires - now).total_seconds())
 
 
-def retry_after(session: Session, email: str, address: str, limits: Limits) -> int | None:
-    """Seconds to wait when either the email or the address has reached its limit, else None."""
+def _purge(session: Session, limits: Limits, now: datetime) -> None:
+    """Forgets failures too old to matter, in a transaction of its own."""
+    try:
+        session.execute(delete(LoginFailure).where(LoginFailure.at <= now - limits.window))
+        session.commit()
+    except OperationalError:
+        # Concurrent purges of the same old rows may deadlock on PostgreSQL: one gives up,
+        # the rows go with a later attempt.
+        session.rollback()
+
+
+def _lock_key(kind: str, value: str) -> int:
+    return int.from_bytes(hashlib.sha256(f"{kind}:{value}".encode()).digest()[:8], signed=True)
+
+
+def claim_attempt(
+    session: Session, email: str, address: str, limits: Limits
+) -> tuple[int | None, int | None]:
+    """Counts one attempt before its password is checked: ``(attempt id, None)`` when it is
+    within both limits (recorded as a failure and committed), ``(None, seconds to wait)`` when
+    the email or the address has reached its limit (nothing recorded)."""
     now = utcnow()
-    since = now - limits.window
+    _purge(session, limits, now)
+    email_key, address_key = _key(email), address[:100]
+    bind = session.get_bind()
+    if bind.dialect.name == "postgresql":
+        for key in sorted({_lock_key("email", email_key), _lock_key("address", address_key)}):
+            session.execute(select(func.pg_advisory_xact_lock(key)))
+    # On SQLite this insert takes the database's write lock: the count below sees every
+    # attempt committed before, and none can commit until this transaction ends.
+    row = LoginFailure(email=email_key, address=address_key, at=now)
+    session.add(row)
+    session.flush()
     waits = []
     for column, value, limit in (
-        (LoginFailure.email, _key(email), limits.per_email),
-        (LoginFailure.address, address[:100], limits.per_address),
+        (LoginFailure.email, email_key, limits.per_email),
+        (LoginFailure.address, address_key, limits.per_address),
     ):
         times = list(
             session.scalars(
                 select(LoginFailure.at)
-                .where(column == value, LoginFailure.at > since)
+                .where(column == value, LoginFailure.at > now - limits.window)
+                .where(LoginFailure.id != row.id)
                 .order_by(LoginFailure.at)
             )
         )
         wait = _wait(times, limit, limits.window, now)
         if wait is not None:
             waits.append(wait)
-    return math.ceil(max(waits)) if waits else None
+    if waits:
+        session.rollback()
+        return None, math.ceil(max(waits))
+    attempt_id = row.id
+    session.commit()  # ends the transaction: no lock or connection is held while verifying
+    return attempt_id, None
 
 
-def record_failure(session: Session, email: str, address: str, limits: Limits) -> None:
-    """Counts one failure (and forgets those too old to matter); the caller commits."""
-    now = utcnow()
-    session.execute(delete(LoginFailure).where(LoginFailure.at <= now - limits.window))
-    session.add(LoginFailure(email=_key(email), address=address[:100], at=now))
+def forget_attempt(session: Session, attempt_id: int) -> None:
+    """A successful or turned-away attempt is no failure; commits."""
+    session.execute(delete(LoginFailure).where(LoginFailure.id == attempt_id))
+    session.commit()

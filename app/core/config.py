@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 from urllib.parse import urlsplit
 
-from pydantic import Field, SecretStr, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -104,6 +105,28 @@ class Settings(BaseSettings):
         le=100_000,
         description="Failed sign-ins from one client address within the window before that "
         "address gets 429.",
+    )
+    password_hashing_slots: int = Field(
+        default=2,
+        ge=1,
+        le=256,
+        description="argon2 verifications and hashes (sign-in, token exchange, password change "
+        "or reset) the server runs at once; each holds about 64 MiB and a core for ~0.1-0.5 s. "
+        "The default suits 2 cores; more arrive wait in line (no thread held).",
+    )
+    password_hashing_wait_seconds: float = Field(
+        default=5.0,
+        gt=0,
+        le=120,
+        description="How long a sign-in or password change waits in line for an argon2 slot "
+        "before it answers 503 busy with Retry-After (the attempt is then not counted).",
+    )
+    trusted_proxies: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Addresses (IPs or CIDRs, comma-separated) of the reverse proxies whose "
+        "X-Forwarded-For and X-Forwarded-Proto are believed. Empty: no forwarded header is "
+        "believed from anyone, 127.0.0.1 included; the client address is the connection's.",
+        json_schema_extra={"doc_default": "empty"},
     )
     public_url: str | None = Field(
         default=None,
@@ -386,6 +409,23 @@ class Settings(BaseSettings):
         "data_dir/case-seed.key on first use; set it when graders on several hosts share a "
         "database, so a regrade anywhere reproduces the same cases.",
     )
+
+    @field_validator("trusted_proxies", mode="before")
+    @classmethod
+    def _proxies_from_text(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _proxies_are_networks(cls, value: list[str]) -> list[str]:
+        for item in value:
+            try:
+                ipaddress.ip_network(item, strict=False)
+            except ValueError:
+                raise ValueError(f"{item!r} is not an IP address or CIDR network") from None
+        return value
 
     @model_validator(mode="after")
     def _unsafe_sandbox_needs_opt_in(self) -> Settings:

@@ -18,7 +18,9 @@ from app.auth.deps import OptionalPrincipal
 from app.auth.tokens import Principal
 from app.core import metrics
 from app.core.bodies import BodyCap, read_capped
+from app.core.config import Settings
 from app.core.errors import ApiError, error_responses, first_error
+from app.core.proxies import client_address
 from app.core.threads import in_thread
 from app.db.base import utcnow
 from app.problems.deps import ProblemDep
@@ -65,13 +67,13 @@ _ERRORS = error_responses(
 )
 
 
-def client_of(request: Request, principal: Principal | None) -> str:
+def client_of(request: Request, principal: Principal | None, settings: Settings) -> str:
     """Whom rate limits, idempotency keys and the fair queue's turns belong to: the account
     when one signed in (many clients may share an address behind a proxy), else the
-    address."""
+    address (a trusted proxy's client's: app.core.proxies)."""
     if principal is not None:
         return f"user:{principal.user_id}"
-    return f"ip:{request.client.host if request.client else 'unknown'}"
+    return f"ip:{client_address(request, settings)}"
 
 
 def body_cap(max_code_bytes: int) -> BodyCap:
@@ -181,7 +183,7 @@ async def accept_submission(
                 service.create,
                 problem_id,
                 body,
-                client=client_of(request, principal),
+                client=client_of(request, principal, service.settings),
                 idempotency_key=idempotency_key,
                 submission_id=new_id,
                 user_id=principal.user_id if principal is not None else None,

@@ -131,6 +131,9 @@ RULES: dict[tuple[str, str], Rule] = {
         frozenset({"student"}), consumes=True, across=frozenset({"other_student"})
     ),
     ("PUT", "/api/account/password"): Rule(SIGNED_IN),
+    ("GET", "/api/account/sessions"): Rule(SIGNED_IN),
+    # The student's own session: anyone else's is not theirs to see (404).
+    ("DELETE", "/api/account/sessions/{session_id}"): Rule(frozenset({"student"}), consumes=True),
     ("GET", "/api/admin/users"): Rule(frozenset({"admin"})),
     ("POST", "/api/admin/users"): Rule(frozenset({"admin"})),
     ("PATCH", "/api/admin/users/{user_id}"): Rule(ADMIN, across=ADMIN),

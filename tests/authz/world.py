@@ -16,7 +16,8 @@ from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
 from app.assignments.models import Assignment, AssignmentProblem, Override
-from app.auth.models import ApiToken
+from app.auth.models import ApiToken, WebSession
+from app.auth.sessions import session_handle, start_session
 from app.db.base import utcnow
 from app.lti.models import LtiPlatform
 from app.submissions.models import Submission
@@ -52,6 +53,8 @@ def build_world(api: TestClient, *, across: bool = False) -> World:
         session.flush()
         assignment_id = assignment.id
         token = session.query(ApiToken).filter_by(user_id=people.users["student"]).one()
+        start_session(session, people.users["student"], timedelta(hours=1))
+        browser = session.query(WebSession).filter_by(user_id=people.users["student"]).one()
         platform = LtiPlatform(
             name="LMS",
             issuer="https://lms.example.edu",
@@ -69,6 +72,7 @@ def build_world(api: TestClient, *, across: bool = False) -> World:
             "user_id": str(people.users["student"]),
             "override_id": str(override.id),
             "token_id": str(token.id),
+            "session_id": session_handle(browser),
             "filename": _wheel_name(),
             "code": "JOIN-COURSE",
             "secret": "not-a-reset-secret",

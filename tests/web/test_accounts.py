@@ -84,9 +84,26 @@ def test_sign_in_create_and_revoke_a_token(page: Page, server: Server) -> None:
     shot(page, "accounts-token-revoked", full_page=True)
     gone = httpx.get(f"{server.url}/api/auth/me", headers={"Authorization": f"Bearer {secret}"})
     assert gone.status_code == 403
+
+    # Another browser signs in: listed on the page, and signed out from it.
+    with httpx.Client(base_url=server.url) as phone:
+        signed = phone.post(
+            "/api/auth/login", json={"email": "web.student@example.edu", "password": PASSWORD}
+        )
+        assert signed.status_code == 200
+        page.reload()
+        rows = page.locator("#sessions-table tbody tr")
+        expect(rows).to_have_count(2)
+        expect(page.locator('#sessions-table tr[data-current="true"]')).to_contain_text(
+            "this browser"
+        )
+        shot(page, "accounts-sessions", full_page=True)
+        page.get_by_role("button", name="Sign out browser 1").click()
+        expect(rows).to_have_count(1)
+        assert phone.get("/api/auth/me").json()["user"] is None
     assert axe_violations(page) == []
 
-    page.get_by_role("button", name="Sign out").click()
+    page.get_by_role("button", name="Sign out", exact=True).click()
     expect(page).to_have_url(f"{server.url}/")
     expect(page.locator("#nav-account")).to_contain_text("Sign in")
 

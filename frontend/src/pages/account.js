@@ -1,5 +1,5 @@
-// "/account": who is signed in, their personal access tokens (create, shown once; revoke) and
-// the password change.
+// "/account": who is signed in, their personal access tokens (create, shown once; revoke), their
+// signed-in browsers (sign one out) and the password change.
 import { api, currentUser, describeError } from "../lib/api.js";
 import { clear, h } from "../lib/dom.js";
 
@@ -92,6 +92,72 @@ async function tokensPanel() {
   return h("section", { class: "panel", "aria-labelledby": "tokens-heading" }, h("h2", { id: "tokens-heading" }, "Tokens"), form, secretBox, status, table);
 }
 
+async function sessionsPanel() {
+  const body = h("tbody");
+  const status = h("p", { class: "message", role: "status", id: "sessions-status" });
+  async function refresh() {
+    const { data } = await api("/api/account/sessions");
+    clear(body);
+    if (data.length === 0) body.append(h("tr", {}, h("td", { colspan: "4" }, "No browser is signed in.")));
+    data.forEach((s, i) => {
+      const label = s.current ? "this browser" : `browser ${i + 1}`;
+      const end = h(
+        "button",
+        {
+          type: "button",
+          "aria-label": `Sign out ${label}`,
+          onclick: async () => {
+            try {
+              await api(`/api/account/sessions/${encodeURIComponent(s.id)}`, { method: "DELETE" });
+              if (s.current) {
+                window.location.assign("/login?next=/account");
+                return;
+              }
+              status.className = "message success";
+              status.textContent = `Signed out ${label}.`;
+              await refresh();
+            } catch (err) {
+              status.className = "message error";
+              status.textContent = describeError(err);
+            }
+          },
+        },
+        "Sign out",
+      );
+      body.append(
+        h(
+          "tr",
+          { dataset: { session: s.id, current: String(s.current) } },
+          h("td", {}, s.current ? "this browser" : "another browser"),
+          h("td", {}, when(s.created_at)),
+          h("td", {}, when(s.last_seen_at)),
+          h("td", {}, end),
+        ),
+      );
+    });
+  }
+  await refresh();
+  const table = h(
+    "div",
+    { class: "table-scroll", tabindex: "0", role: "region", "aria-label": "Your sessions" },
+    h(
+      "table",
+      { id: "sessions-table" },
+      h("caption", {}, "Browsers signed in to your account"),
+      h("thead", {}, h("tr", {}, ["Browser", "Signed in", "Last seen", ""].map((c) => h("th", { scope: "col" }, c)))),
+      body,
+    ),
+  );
+  return h(
+    "section",
+    { class: "panel", "aria-labelledby": "sessions-heading" },
+    h("h2", { id: "sessions-heading" }, "Sessions"),
+    h("p", { class: "help" }, "A new password signs out every other browser and revokes every token."),
+    status,
+    table,
+  );
+}
+
 function passwordPanel() {
   const current = h("input", { id: "pw-current", type: "password", autocomplete: "current-password" });
   const fresh = h("input", { id: "pw-new", type: "password", autocomplete: "new-password" });
@@ -109,7 +175,7 @@ function passwordPanel() {
     try {
       await api("/api/account/password", { method: "PUT", body: { current_password: current.value, new_password: fresh.value } });
       status.className = "message success";
-      status.textContent = "Password changed; your other sessions are signed out.";
+      status.textContent = "Password changed; your other sessions are signed out and your tokens revoked.";
       current.value = fresh.value = "";
     } catch (err) {
       status.className = "message error";
@@ -138,6 +204,7 @@ async function main() {
   );
   try {
     root.append(await tokensPanel());
+    root.append(await sessionsPanel());
   } catch (err) {
     root.append(h("p", { class: "message error", role: "alert" }, describeError(err)));
   }
