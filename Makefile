@@ -69,8 +69,24 @@ deb-packages:
 run: install frontend client-wheel
 	$(BIN)/python -m app serve
 
+# The suite in two phases (tests/conftest.py's SERIAL): most tests on TEST_WORKERS parallel
+# workers, then the serial ones in one process with nothing else running. Each phase writes a
+# JUnit XML under var/ci/, and .ci/test-times.py prints the slowest tests and the time per area.
+# PYTEST_ARGS goes to both phases (`make test PYTEST_ARGS='-x tests/lti'`); a phase that the
+# arguments leave empty (pytest's exit 5) is not a failure.
+TEST_WORKERS ?= 3
+JUNIT_DIR := var/ci
+
 test: install-test lint frontend client-wheel
-	$(BIN)/python -m pytest
+	@mkdir -p $(JUNIT_DIR) && rm -f $(JUNIT_DIR)/junit-*.xml
+	@status=0; \
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) -m 'not serial' \
+		--junitxml=$(JUNIT_DIR)/junit-parallel.xml $(PYTEST_ARGS) || status=$$?; \
+	[ $$status = 5 ] && status=0; \
+	$(BIN)/python -m pytest -m serial --junitxml=$(JUNIT_DIR)/junit-serial.xml $(PYTEST_ARGS) \
+		|| { code=$$?; [ $$code = 5 ] || status=$$code; }; \
+	$(BIN)/python .ci/test-times.py $(JUNIT_DIR)/junit-*.xml; \
+	exit $$status
 
 lint: install-test
 	$(BIN)/ruff check app sandbox problems tests client

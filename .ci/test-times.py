@@ -1,6 +1,6 @@
 """Where the suite's time goes, from pytest's JUnit XML: the slowest tests and the time per area.
 
-    python .ci/test-times.py var/ci/junit.xml [--slowest 30]
+    python .ci/test-times.py var/ci/junit-*.xml [--slowest 30]
 
 An area is a test's folder under tests/ (tests/sandbox, tests/lti, ...). With parallel workers the
 areas' times add up to more than the wall clock: they are the time each area kept a worker busy.
@@ -21,15 +21,16 @@ def _area(classname: str) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("junit", type=Path)
+    parser.add_argument("junit", type=Path, nargs="+")
     parser.add_argument("--slowest", type=int, default=30)
     args = parser.parse_args()
 
     cases = []
-    for case in ET.parse(args.junit).getroot().iter("testcase"):
-        classname = case.get("classname", "")
-        seconds = float(case.get("time", "0"))
-        cases.append((seconds, f"{classname}::{case.get('name', '')}", _area(classname)))
+    for path in args.junit:
+        for case in ET.parse(path).getroot().iter("testcase"):
+            classname = case.get("classname", "")
+            seconds = float(case.get("time", "0"))
+            cases.append((seconds, f"{classname}::{case.get('name', '')}", _area(classname)))
 
     per_area: dict[str, list[float]] = defaultdict(list)
     for seconds, _, area in cases:

@@ -18,6 +18,18 @@ from tests.support.services import PostgresCluster, start_postgres
 
 PROBLEMS_DIR = REPO_ROOT / "problems"
 
+# `make test` runs the suite in two phases: every other test on parallel workers, then these in
+# one process with nothing else running. They measure what other tests' load would blur or fake:
+# channels between runs (noise can hide a channel that is open, or open a strict xfail), CPU and
+# wall-clock limits, and the sandbox's timing.
+SERIAL = ("tests/sandbox/",)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.nodeid.startswith(SERIAL):
+            item.add_marker(pytest.mark.serial)
+
 
 @pytest.fixture(scope="session")
 def problems() -> dict[str, Problem]:
