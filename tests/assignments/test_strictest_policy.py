@@ -21,6 +21,7 @@ from tests.assignments.test_feedback import (
     submit_failing,
     surfaces,
 )
+from tests.support.codes import WRONG
 
 
 def enrol_as_student_elsewhere(course: Course, who: str, feedback: str = "hidden") -> None:
@@ -96,3 +97,54 @@ def test_a_visible_policy_elsewhere_cuts_nothing(course: Course) -> None:
     enrol_as_student_elsewhere(course, "ta", feedback="visible")
     body = submit_failing(course, visible["id"], who="ta")
     assert body["view"] == "visible" and "hidden-1" in json.dumps(body)
+
+
+def test_staff_lists_and_gradebook_are_cut_for_them(course: Course) -> None:
+    """What the course's staff read of its students' work on the problem: the submissions
+    list, the gradebook, one student's record and the class insight, for a TA under ``hidden``
+    elsewhere, against the instructor, who is under no policy."""
+    visible = course.create(feedback="visible")
+    made = course.submit(visible["id"], WRONG, wait=25)
+    assert made.status_code == 200 and made.json()["verdict"] == "wrong_answer", made.text
+    enrol_as_student_elsewhere(course, "ta")
+    base = f"{course.base}/{visible['id']}"
+    student = course.people.users["student"]
+    paths = {
+        "list": f"/api/courses/{course.id}/submissions",
+        "gradebook": f"{base}/gradebook",
+        "record": f"{base}/students/{student}",
+        "insight": f"{base}/insight",
+    }
+    for who, cut in (("ta", True), ("instructor", False)):
+        read = {name: get(course, path, who).json() for name, path in paths.items()}
+        (row,) = read["list"]["items"]
+        (attempt,) = read["record"]["submissions"]
+        (cell,) = read["gradebook"]["students"][0]["cells"]
+        (problem,) = read["insight"]["problems"]
+        if cut:
+            assert row["diagnoses"] == [] and row["finished_at"] is None
+            assert attempt["view"] == "verdict" and attempt["report"]["diagnoses"] == []
+            assert attempt["report"]["tests"] == [] and attempt["finished_at"] is None
+            assert cell["diagnosis"] is None and problem["diagnoses"] == []
+            assert "missing-wo" not in json.dumps(read)
+        else:
+            assert row["diagnoses"] == ["missing-wo"] and row["finished_at"]
+            assert attempt["view"] == "visible" and attempt["finished_at"]
+            assert cell["diagnosis"]["code"] == "missing-wo"
+            assert problem["diagnoses"][0]["code"] == "missing-wo"
+
+
+def test_an_instructors_practice_list_is_cut_for_them(course: Course) -> None:
+    """The deployment's instructors list every practice submission in full, except on a
+    problem where they are a student under a restricting policy."""
+    practised = course.api.post(
+        f"/api/problems/{PROBLEM}/submissions?wait=25",
+        json={"code": WRONG},
+        headers=course.people.headers("outsider"),
+    )
+    assert practised.status_code == 200, practised.text
+    listed = get(course, "/api/submissions", "instructor").json()["items"]
+    assert listed[0]["diagnoses"] == ["missing-wo"] and listed[0]["finished_at"]
+    enrol_as_student_elsewhere(course, "instructor")
+    (row,) = get(course, "/api/submissions", "instructor").json()["items"]
+    assert row["diagnoses"] == [] and row["finished_at"] is None
