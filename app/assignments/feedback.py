@@ -113,6 +113,22 @@ def _restricting_level(
     return "verdict" if rule == "hidden" else "summary"
 
 
+def studied_by(session: Session, principal: Principal | None) -> set[int]:
+    """The courses ``principal`` is a student of (not removed): where a policy may follow
+    them from. Empty for most staff, which spares a list of many problems ``report_cut``."""
+    if principal is None:
+        return set()
+    return set(
+        session.scalars(
+            select(Membership.course_id).where(
+                Membership.user_id == principal.user_id,
+                Membership.role == "student",
+                Membership.status != "removed",
+            )
+        )
+    )
+
+
 def report_cut(
     session: Session,
     problem_id: str,
@@ -131,24 +147,14 @@ def report_cut(
     - A practice report (``practice``) is cut as well to every assignment still restricting
       the problem, except for that course's staff and the deployment's instructors.
     """
+    everyone = practice and not (principal is not None and principal.is_instructor)
+    studies = studied_by(session, principal)
+    if not studies and not everyone:
+        return None
     # Most reports are on problems of no assignment: this read answers it for a fraction of
     # the cost of the queries below (asked on every answer, ?wait included).
     if session.connection().execute(_IN_AN_ASSIGNMENT, {"p_problem": problem_id}).first() is None:
         return None
-    studies: set[int] = set()
-    if principal is not None:
-        studies = set(
-            session.scalars(
-                select(Membership.course_id).where(
-                    Membership.user_id == principal.user_id,
-                    Membership.role == "student",
-                    Membership.status != "removed",
-                )
-            )
-        )
-        if not studies and not practice:
-            return None
-    everyone = practice and not (principal is not None and principal.is_instructor)
     found = session.execute(
         select(Assignment, AssignmentProblem.feedback)
         .join(AssignmentProblem, AssignmentProblem.assignment_id == Assignment.id)

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.assignments.feedback import Cut, cut_report, work_cut
+from app.assignments.feedback import Cut, cut_report, studied_by, work_cut
 from app.assignments.models import Assignment
 from app.auth.models import User
 from app.auth.tokens import Principal
@@ -421,6 +421,8 @@ def cut_for(
     """The cut of the reports on each problem that the course's staff member ``reader`` reads
     (``feedback.work_cut``); a cut that only hides scores is none here: the gradebook shows
     every score anyway."""
+    if not studied_by(session, reader):
+        return dict.fromkeys(problem_ids)
     now = utcnow()
     cuts: dict[str, Cut | None] = {}
     for problem_id in problem_ids:
