@@ -12,8 +12,9 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.assignments.feedback import Cut, cut_report, student_cut
+from app.assignments.feedback import Cut, cut_report, work_cut
 from app.assignments.models import Assignment
+from app.auth.tokens import Principal
 from app.submissions.models import Submission
 from app.submissions.schemas import SubmissionOut, submission_out
 
@@ -38,26 +39,28 @@ def feedback_text(out: SubmissionOut) -> str:
 
 
 def csv_of(
-    session: Session, assignment: Assignment, user_id: int, now: datetime, *, staff: bool = False
+    session: Session, assignment: Assignment, principal: Principal, now: datetime, *, staff: bool
 ) -> str:
-    """``staff``: the caller is course staff, who see their own reports in full."""
+    """``principal``'s own submissions; ``staff``: they are the course's staff, who see their
+    own reports in full unless a policy follows them from where they are a student."""
     rows = session.scalars(
         select(Submission)
-        .where(Submission.assignment_id == assignment.id, Submission.user_id == user_id)
+        .where(Submission.assignment_id == assignment.id, Submission.user_id == principal.user_id)
         .order_by(Submission.created_at, Submission.id)
     )
-    cuts: dict[str, Cut] = {}
+    cuts: dict[str, Cut | None] = {}
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     writer.writerow(COLUMNS)
     for row in rows:
         out = submission_out(row)
-        if not staff:
-            if row.problem_id not in cuts:
-                cuts[row.problem_id] = student_cut(
-                    session, assignment, row.problem_id, user_id, now
-                )
-            out = cut_report(out, cuts[row.problem_id])
+        if row.problem_id not in cuts:
+            cuts[row.problem_id] = work_cut(
+                session, assignment, row.problem_id, principal, now, staff=staff
+            )
+        cut = cuts[row.problem_id]
+        if cut is not None:
+            out = cut_report(out, cut)
         writer.writerow(
             (
                 row.created_at.isoformat(),

@@ -388,9 +388,7 @@ async def my_history_csv(
     def work(session: Session) -> str:
         now = utcnow()
         assignment = get_assignment(session, access, assignment_id, now)
-        return history.csv_of(
-            session, assignment, access.principal.user_id, now, staff=access.is_staff
-        )
+        return history.csv_of(session, assignment, access.principal, now, staff=access.is_staff)
 
     text = await _in_session(sessions, work)
     return Response(

@@ -391,14 +391,13 @@ def problem_attempts(
     now: datetime,
 ) -> Attempts:
     """What the problem page shows beside the editor."""
-    from app.assignments.feedback import student_cut
+    from app.assignments.feedback import work_cut
 
     user_id = access.principal.user_id
     rules = student_rules(session, assignment, user_id, access.section)
     credit = policy.credit_at(rules.dates, now)
-    level: policy.FeedbackLevel = "visible"
-    if not access.is_staff:
-        level = student_cut(session, assignment, problem_id, user_id, now).level
+    cut = work_cut(session, assignment, problem_id, access.principal, now, staff=access.is_staff)
+    level: policy.FeedbackLevel = "visible" if cut is None else cut.level
     return Attempts(
         problem_id=problem_id,
         attempts_used=graded_attempts_used(session, assignment.id, user_id, problem_id),

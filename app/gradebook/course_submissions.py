@@ -57,7 +57,14 @@ async def course_submissions(
 
     def read() -> SubmissionPage:
         with service.sessions() as session:
-            return list_submissions(session, filters, limit, cursor, in_course(access.course_id))
+            return list_submissions(
+                session,
+                filters,
+                limit,
+                cursor,
+                in_course(access.course_id),
+                lambda row: service.listed(row, access.principal),
+            )
 
     return await run_in_threadpool(read)
 

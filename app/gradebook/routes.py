@@ -74,7 +74,9 @@ async def gradebook(
 ) -> GradebookOut:
     """Every student × every problem: points in force and the rule that decided them,
     attempts, the last verdict and the latest diagnosis; totals."""
-    return await run_in_threadpool(service.gradebook, access.course_id, assignment_id, section)
+    return await run_in_threadpool(
+        service.gradebook, access.course_id, assignment_id, section, access.principal
+    )
 
 
 @router.get("/gradebook.csv", response_class=Response, responses={**_CSV, **_READ_ERRORS})
@@ -133,7 +135,9 @@ async def student_record(
 ) -> StudentDetail:
     """One student's every submission of the assignment (code, report, timestamps, attempt,
     credit) and their adjustments."""
-    return await run_in_threadpool(service.student, access.course_id, assignment_id, user_id)
+    return await run_in_threadpool(
+        service.student, access.course_id, assignment_id, user_id, access.principal
+    )
 
 
 @router.get("/adjustments", response_model=AdjustmentLog, responses=_READ_ERRORS)
@@ -197,7 +201,9 @@ async def insight(
 ) -> InsightOut:
     """Per problem: the most common diagnoses of the students' latest graded attempts and how
     many students are stuck on each."""
-    return await run_in_threadpool(service.insight, access.course_id, assignment_id, section)
+    return await run_in_threadpool(
+        service.insight, access.course_id, assignment_id, section, access.principal
+    )
 
 
 @router.post(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -131,6 +132,14 @@ class AttemptOut(BaseModel):
     created_at: datetime
     started_at: datetime | None
     finished_at: datetime | None
+    view: Literal["visible", "summary", "verdict"] = Field(
+        default="visible",
+        description="How much of the report the reader is shown: everything, or cut (with no "
+        "time of the run) by a feedback policy that follows them from a course where they "
+        "are a student of the same problem.",
+    )
+    hidden_passed: int | None = Field(default=None, description='In the "summary" view.')
+    hidden_total: int | None = Field(default=None, description='In the "summary" view.')
 
 
 class StudentDetail(BaseModel):

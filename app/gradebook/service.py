@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.assignments.feedback import Cut, cut_report, studied_by, work_cut
 from app.assignments.models import Assignment
 from app.auth.models import User
 from app.auth.tokens import Principal
@@ -52,6 +53,7 @@ from app.gradebook.scores import (
 )
 from app.grading.schemas import GradeReport
 from app.submissions.models import Submission
+from app.submissions.schemas import submission_out
 
 
 def assignment_not_found(assignment_id: int) -> ApiError:
@@ -129,17 +131,27 @@ class GradebookService:
         *,
         section: str | None = None,
         user_id: int | None = None,
-        diagnoses: bool = False,
+        diagnoses_for: Principal | None = None,
     ) -> Gradebook:
+        """``diagnoses_for``: also each cell's latest diagnoses, as this reader may see them:
+        none on a problem whose reports are cut for them (``cut_for``)."""
         assignment = self._assignment(session, course_id, assignment_id)
-        return compute(
+        book = compute(
             session,
             assignment,
             self.titles,
             section=section,
             user_id=user_id,
-            diagnoses=diagnoses,
+            diagnoses=diagnoses_for is not None,
         )
+        if diagnoses_for is not None:
+            problems = [p.problem_id for p in book.problems]
+            cuts = cut_for(session, assignment, problems, diagnoses_for)
+            for row in book.rows:
+                for cell in row.cells:
+                    if cuts[cell.problem_id] is not None:
+                        cell.diagnoses = []
+        return book
 
     # -- a student's own -----------------------------------------------------------------------
 
@@ -176,11 +188,16 @@ class GradebookService:
     # -- staff: the table ----------------------------------------------------------------------
 
     def book(
-        self, course_id: int, assignment_id: int, section: str | None, *, diagnoses: bool = False
+        self,
+        course_id: int,
+        assignment_id: int,
+        section: str | None,
+        *,
+        diagnoses_for: Principal | None = None,
     ) -> Gradebook:
         with self.sessions() as session:
             return self._book(
-                session, course_id, assignment_id, section=section, diagnoses=diagnoses
+                session, course_id, assignment_id, section=section, diagnoses_for=diagnoses_for
             )
 
     def sections(self, course_id: int) -> list[str]:
@@ -196,8 +213,10 @@ class GradebookService:
             ).all()
         return sorted(s for s in found if s is not None)
 
-    def gradebook(self, course_id: int, assignment_id: int, section: str | None) -> GradebookOut:
-        book = self.book(course_id, assignment_id, section, diagnoses=True)
+    def gradebook(
+        self, course_id: int, assignment_id: int, section: str | None, reader: Principal
+    ) -> GradebookOut:
+        book = self.book(course_id, assignment_id, section, diagnoses_for=reader)
         return GradebookOut(
             assignment_id=book.assignment.id,
             title=book.assignment.title,
@@ -251,9 +270,15 @@ class GradebookService:
 
     # -- staff: one student --------------------------------------------------------------------
 
-    def student(self, course_id: int, assignment_id: int, user_id: int) -> StudentDetail:
+    def student(
+        self, course_id: int, assignment_id: int, user_id: int, reader: Principal
+    ) -> StudentDetail:
+        """``reader``: the staff member asking, whose reports are cut where a policy follows
+        them from a course they are a student of (``feedback.work_cut``)."""
         with self.sessions() as session:
-            book = self._book(session, course_id, assignment_id, user_id=user_id, diagnoses=True)
+            book = self._book(
+                session, course_id, assignment_id, user_id=user_id, diagnoses_for=reader
+            )
             if not book.rows:
                 raise student_not_found(user_id)
             row = book.rows[0]
@@ -263,7 +288,8 @@ class GradebookService:
                 .where(Submission.assignment_id == assignment_id, Submission.user_id == user_id)
                 .order_by(Submission.created_at, Submission.id)
             ).all()
-            submissions = [_attempt_out(s, credit.get(s.id)) for s in subs]
+            cuts = cut_for(session, book.assignment, [s.problem_id for s in subs], reader)
+            submissions = [_attempt_out(s, credit.get(s.id), cuts[s.problem_id]) for s in subs]
             adjustments = self._adjustments_out(
                 session, load_adjustments(session, assignment_id, user_id)
             )
@@ -364,8 +390,11 @@ class GradebookService:
 
     # -- insight -------------------------------------------------------------------------------
 
-    def insight(self, course_id: int, assignment_id: int, section: str | None) -> InsightOut:
-        return class_insight(self.book(course_id, assignment_id, section, diagnoses=True))
+    def insight(
+        self, course_id: int, assignment_id: int, section: str | None, reader: Principal
+    ) -> InsightOut:
+        """``reader``: as in ``student`` (no diagnoses counted on a problem cut for them)."""
+        return class_insight(self.book(course_id, assignment_id, section, diagnoses_for=reader))
 
     # -- regrade -------------------------------------------------------------------------------
 
@@ -386,8 +415,38 @@ class GradebookService:
             )
 
 
-def _attempt_out(row: Submission, credit: AttemptCredit | None) -> AttemptOut:
+def cut_for(
+    session: Session, assignment: Assignment, problem_ids: Sequence[str], reader: Principal
+) -> dict[str, Cut | None]:
+    """The cut of the reports on each problem that the course's staff member ``reader`` reads
+    (``feedback.work_cut``); a cut that only hides scores is none here: the gradebook shows
+    every score anyway."""
+    if not studied_by(session, reader):
+        return dict.fromkeys(problem_ids)
+    now = utcnow()
+    cuts: dict[str, Cut | None] = {}
+    for problem_id in problem_ids:
+        if problem_id not in cuts:
+            cut = work_cut(session, assignment, problem_id, reader, now, staff=True)
+            if cut is not None and cut.level != "visible":
+                cut = Cut(cut.level, scores_hidden=False)
+            else:
+                cut = None
+            cuts[problem_id] = cut
+    return cuts
+
+
+def _attempt_out(row: Submission, credit: AttemptCredit | None, cut: Cut | None) -> AttemptOut:
     report = GradeReport.model_validate_json(row.report) if row.report else None
+    started_at, finished_at = row.started_at, row.finished_at
+    hidden_passed = hidden_total = None
+    if cut is not None:
+        shown = cut_report(submission_out(row, report), cut)
+        started_at, finished_at = shown.started_at, shown.finished_at
+        hidden_passed, hidden_total = shown.hidden_passed, shown.hidden_total
+        if report is not None:
+            kept = shown.model_dump(include=set(GradeReport.model_fields) - {"public_view"})
+            report = GradeReport.model_validate(kept)
     return AttemptOut(
         id=row.id,
         problem_id=row.problem_id,
@@ -401,6 +460,9 @@ def _attempt_out(row: Submission, credit: AttemptCredit | None) -> AttemptOut:
         code=row.code,
         report=report,
         created_at=row.created_at,
-        started_at=row.started_at,
-        finished_at=row.finished_at,
+        started_at=started_at,
+        finished_at=finished_at,
+        view="visible" if cut is None else cut.level,
+        hidden_passed=hidden_passed,
+        hidden_total=hidden_total,
     )

@@ -43,7 +43,14 @@ async def list_practice_submissions(
 
     def read() -> SubmissionPage:
         with service.sessions() as session:
-            return list_submissions(session, filters, limit, cursor, practice())
+            return list_submissions(
+                session,
+                filters,
+                limit,
+                cursor,
+                practice(),
+                lambda row: service.listed(row, instructor),
+            )
 
     return await run_in_threadpool(read)
 

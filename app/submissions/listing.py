@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -16,7 +17,7 @@ from app.auth.models import User
 from app.core.errors import ApiError
 from app.grading.verdicts import Verdict
 from app.submissions.models import Submission
-from app.submissions.schemas import Mode, Status
+from app.submissions.schemas import Mode, Status, SubmissionOut
 
 MAX_PAGE = 200
 # What a diagnosis code looks like (lower case, digits, hyphens): no LIKE wildcard can slip in.
@@ -151,8 +152,11 @@ def diagnosis_codes(report: str | None) -> list[str]:
     return [str(d.get("code")) for d in found if isinstance(d, dict)]
 
 
-def row_out(submission: Submission, user_name: str | None) -> SubmissionRow:
-    return SubmissionRow(
+def row_out(
+    submission: Submission, user_name: str | None, shown: SubmissionOut | None = None
+) -> SubmissionRow:
+    """``shown``: the report as the reader may see it, when a feedback policy cuts it."""
+    row = SubmissionRow(
         id=submission.id,
         problem_id=submission.problem_id,
         mode=submission.mode,
@@ -168,6 +172,39 @@ def row_out(submission: Submission, user_name: str | None) -> SubmissionRow:
         created_at=submission.created_at,
         finished_at=submission.finished_at,
     )
+    if shown is None:
+        return row
+    return row.model_copy(
+        update={
+            "score": shown.score,
+            "diagnoses": [d.code for d in shown.diagnoses],
+            "finished_at": shown.finished_at,
+        }
+    )
+
+
+# How a list's reader is shown one submission (``SubmissionService.listed``).
+Shown = Callable[[Submission], SubmissionOut]
+
+
+def _cut_rows(found: Sequence[tuple[Submission, str | None]], shown: Shown) -> list[SubmissionRow]:
+    """Each row as ``shown`` cuts it. A list's reader is staff or an instructor, whom only
+    a policy following them from where they are a student cuts: the same for every row of one
+    problem and assignment, so one uncut row spares the others of its kind the view."""
+    uncut: set[tuple[str, int | None]] = set()
+    rows = []
+    for submission, name in found:
+        kind = (submission.problem_id, submission.assignment_id)
+        if kind in uncut:
+            rows.append(row_out(submission, name))
+            continue
+        out = shown(submission)
+        if out.view == "visible" and not out.score_hidden:
+            uncut.add(kind)
+            rows.append(row_out(submission, name))
+        else:
+            rows.append(row_out(submission, name, out))
+    return rows
 
 
 def list_submissions(
@@ -176,6 +213,7 @@ def list_submissions(
     limit: int,
     cursor: str | None,
     scope: ColumnElement[bool],
+    shown: Shown | None = None,
 ) -> SubmissionPage:
     query = submissions_query(filters, scope)
     if cursor:
@@ -187,7 +225,8 @@ def list_submissions(
             )
         )
     found = session.execute(query.limit(limit + 1)).all()
-    rows = [row_out(s, name) for s, name in found[:limit]]
+    page = [(s, name) for s, name in found[:limit]]
+    rows = [row_out(s, name) for s, name in page] if shown is None else _cut_rows(page, shown)
     last = encode_cursor(found[limit - 1][0]) if len(found) > limit else None
     return SubmissionPage(items=rows, next_cursor=last)
 

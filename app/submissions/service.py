@@ -180,6 +180,14 @@ class SubmissionService:
             raise not_found(row.id)
         return shown
 
+    def listed(self, row: Submission, principal: Principal) -> SubmissionOut:
+        """The submission as a list's reader sees it: the list's route decided who may read
+        it (staff, instructors), the registered view how much of each report they are shown
+        (a feedback policy that follows them from where they are a student)."""
+        out = submission_out(row)
+        shown = self.view(self.sessions, row, out, principal) if self.view is not None else out
+        return out if shown is None else shown
+
     @property
     def wait_poll_seconds(self) -> float:
         """How often ``?wait`` requests and event streams read the database between notices."""

@@ -38,6 +38,8 @@ def test_practice_is_cut_while_a_summary_assignment_runs(course: Course) -> None
         body = practise(course, who)
         assert body["view"] == "summary", who
         assert body["hidden_total"] == 9 and body["hidden_passed"] == 0
+        # No time of the run either (issue 35): only the arrival.
+        assert body["started_at"] is None and body["finished_at"] is None, who
         assert_no_hidden_detail(str(body))
         assert_no_hidden_detail(str(read(course, body["id"], who)))
     # Even a report made before the assignment existed is cut now.

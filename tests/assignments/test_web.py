@@ -94,6 +94,9 @@ def test_student_submits_and_sees_the_summary(
         for n in range(1, 10):
             assert f"hidden-{n}" not in result
         assert "hidden test" not in result.lower()
+        # No time of the run (issue 35): no "finished ...", and the stopwatch is cleared.
+        assert "finished" not in result
+        expect(page.locator("#elapsed")).to_have_text("")
         shot(page, "assignments-problem-summary", full_page=True)
     finally:
         context.close()

@@ -43,7 +43,7 @@ function scores(record) {
 function submission(s) {
   const label = s.attempt ? `Attempt ${s.attempt}` : s.mode === "examples" ? "Examples run" : "Submission";
   const credit = s.credit_rule ? ` · ${points(s.credit_points)} points (${s.credit_rule})` : "";
-  const sub = { ...(s.report || {}), id: s.id, status: s.status, finished_at: s.finished_at };
+  const sub = { ...(s.report || {}), id: s.id, status: s.status, finished_at: s.finished_at, view: s.view, hidden_passed: s.hidden_passed, hidden_total: s.hidden_total };
   return h(
     "details",
     { class: "student-submission", "data-submission": s.id },

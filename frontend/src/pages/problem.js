@@ -240,6 +240,8 @@ async function follow(id, mode, code = null) {
   updateSubmission(historyKey, id, { status: sub.status, verdict: sub.verdict, score: sub.score });
   showResult(sub, mode, code);
   stopProgress(typeof sub.score === "number" ? `${resultLabel(sub)}, score ${Math.round(sub.score * 100)}%` : resultLabel(sub));
+  // A report cut by a feedback policy gives the run no time: the page does not keep one either.
+  if (sub.view && sub.view !== "visible") document.getElementById("elapsed").textContent = "";
   renderHistory();
   return sub;
 }
