@@ -1,5 +1,7 @@
 """An app on a fresh SQLite file and on a real PostgreSQL (each test runs on both), with two
-courses and a person of every role (seed_people)."""
+courses and a person of every role (seed_people), and in the course a third student,
+``unsectioned``, in no section: whatever a section grants must not reach them, nor a
+classmate's personal override."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.main import create_app
 from tests.instructors.conftest import make_settings
-from tests.support.people import People, seed_people
+from tests.support.people import People, add_student, seed_people
 
 
 @pytest.fixture
@@ -29,4 +31,6 @@ def sessions(api: TestClient) -> sessionmaker[Session]:
 
 @pytest.fixture
 def people(sessions: sessionmaker[Session]) -> People:
-    return seed_people(sessions)
+    people = seed_people(sessions)
+    add_student(sessions, people, "unsectioned")
+    return people
