@@ -18,7 +18,15 @@ from app.lti.models import LtiContext, LtiLineItem, LtiScoreSend, LtiUser
 from app.lti.outbox import score_of, send_due
 from app.lti.sender import policy_of
 from app.submissions.models import Submission
-from tests.gradebook.factories import MHA, T0, add_attempt, make_assignment, report
+from tests.gradebook.factories import (
+    MHA,
+    T0,
+    add_attempt,
+    attempt_row,
+    being_graded,
+    make_assignment,
+    report,
+)
 from tests.lti.conftest import Tool
 from tests.lti.test_journey import PROBLEM, deep_link, submit
 from tests.support.codes import CORRECT, WRONG
@@ -174,7 +182,11 @@ def test_the_score_says_pending_while_an_attempt_is_being_graded(tool: Tool) -> 
         course_id = course.id
     a = make_assignment(tool.sessions, course_id, due_at=T0 + timedelta(days=30))
     add_attempt(tool.sessions, a, student, MHA, 1, T0, 0.5)
-    queued = add_attempt(tool.sessions, a, student, MHA, 2, T0 + timedelta(hours=1), None)
+    running = being_graded(attempt_row(a, student, MHA, 2, T0 + timedelta(hours=1), None))
+    with tool.sessions() as session:
+        session.add(running)
+        session.commit()
+        queued = running.id
 
     def ags_score() -> dict[str, object]:
         with tool.sessions() as session:
