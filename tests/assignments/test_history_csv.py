@@ -1,7 +1,7 @@
 """A student's CSV of their own submissions (``me.csv``), every column under every feedback
 policy: the same graded attempt (1 of 2 public and 1 of 3 hidden cases passed, a diagnosis from
-the full run and another from the public cases alone) and one still being graded, stored directly (no
-grading), read back as the student sees them and as staff do."""
+the full run and another from the public cases alone) and one still being graded, stored
+directly (no grading), read back as the student sees them and as staff do."""
 
 from __future__ import annotations
 
