@@ -15,8 +15,10 @@ from fastapi import Depends, FastAPI
 from fastapi.security import HTTPBearer
 from fastapi.security.base import SecurityBase
 from fastapi.testclient import TestClient
+from pydantic import create_model
 
 from app.auth.deps import Instructor, OptionalPrincipal
+from app.core.bodies import json_body_schema
 from app.core.config import REPO_ROOT
 from app.core.errors import install_error_handlers
 from app.core.openapi import ERROR_REF, api_routes, doc_of, install_openapi, route_docs
@@ -201,3 +203,56 @@ def test_each_fuzz_exception_names_one_operation(document: dict[str, Any]) -> No
         assert set(exception) - {"checks"} == {"include-name"}, exception
         method, path = exception["include-name"].split(" ", 1)
         assert method.lower() in document["paths"][path], exception
+
+
+def _refs(node: Any, where: str = "#") -> Iterator[tuple[str, str]]:
+    """(reference, where it is) for every ``$ref`` in ``node``."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "$ref":
+                yield value, where
+            else:
+                yield from _refs(value, f"{where}/{key}")
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from _refs(value, f"{where}/{index}")
+
+
+def _resolve(document: dict[str, Any], ref: str) -> Any:
+    """The JSON pointer ``ref`` read from the document's root (RFC 6901)."""
+    assert ref.startswith("#/"), ref
+    node: Any = document
+    for part in ref[2:].split("/"):
+        key = part.replace("~1", "/").replace("~0", "~")
+        assert isinstance(node, dict) and key in node, ref
+        node = node[key]
+    return node
+
+
+def test_every_reference_resolves(document: dict[str, Any]) -> None:
+    found = list(_refs(document))
+    unresolved = []
+    for ref, where in found:
+        try:
+            assert isinstance(_resolve(document, ref), dict)
+        except AssertionError:
+            unresolved.append((ref, where))
+    assert unresolved == []
+    # The models nested in the assignment routes' bodies are among them.
+    refs = {ref for ref, _ in found}
+    assert {f"#/components/schemas/{m}" for m in ("ProblemEntry", "LateDeadline")} <= refs
+    assert "$defs" not in repr(document["paths"])
+
+
+def test_two_body_models_of_one_name_are_refused() -> None:
+    bare = FastAPI()
+    for path, fields in (("/a", {"x": (int, ...)}), ("/b", {"y": (str, ...)})):
+        nested = create_model("Entry", **fields)  # type: ignore[call-overload]
+        body = create_model("Body", entry=(nested, ...))
+
+        @bare.post(path, openapi_extra=json_body_schema(body))
+        def post() -> None: ...
+
+    install_openapi(bare)
+    with pytest.raises(ValueError, match="'Entry'"):
+        bare.openapi()
