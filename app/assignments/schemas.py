@@ -8,7 +8,7 @@ that moves one date is judged with the others as they will be.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StrictBool, model_validator
 
@@ -167,11 +167,30 @@ class AssignmentOut(BaseModel):
     )
 
 
+def _given(name: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """JSON Schema: ``name`` is present and is ``schema`` (not null)."""
+    return {"required": [name], "properties": {name: schema}}
+
+
 class OverrideCreate(BaseModel):
     """For one student (``user_id``), several (``user_ids``: extensions at scale, one override
     each) or a section; at least one of ``until`` and ``extra_attempts``."""
 
-    model_config = ConfigDict(extra="forbid")
+    # What ``_one_target`` checks, in the document too.
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "oneOf": [
+                _given("user_id", {"type": "integer"}),
+                _given("user_ids", {"type": "array"}),
+                _given("section", {"type": "string"}),
+            ],
+            "anyOf": [
+                _given("until", {"type": "string"}),
+                _given("extra_attempts", {"minimum": 1}),
+            ],
+        },
+    )
 
     user_id: int | None = Field(default=None, ge=1, le=2**53)
     user_ids: list[int] | None = Field(default=None, min_length=1, max_length=2000)

@@ -18,6 +18,9 @@ from app.db.base import utcnow
 
 RESET_LINK_LIFETIME = timedelta(days=7)
 MAX_EMAIL = 254
+# The shape normalize_email accepts (it also trims and lower-cases), for the schemas of the
+# bodies that carry an address: documented, so clients and generated requests know it.
+EMAIL_PATTERN = r"^\s*[^@\s]+@[^@\s]+\.[^@\s]+\s*$"
 
 
 class AccountError(ValueError):

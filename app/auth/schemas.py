@@ -6,6 +6,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
+from app.auth.accounts import EMAIL_PATTERN, MAX_EMAIL
 from app.auth.passwords import MAX_PASSWORD_BYTES
 from app.auth.tokens import AccountRole
 
@@ -99,7 +100,7 @@ class UserPage(BaseModel):
 
 
 class UserCreate(Strict):
-    email: str = Field(min_length=3, max_length=254)
+    email: str = Field(min_length=3, max_length=MAX_EMAIL, pattern=EMAIL_PATTERN)
     name: str = Field(min_length=1, max_length=200)
     role: AccountRole = "member"
     password: str | None = Field(default=None, min_length=1, max_length=MAX_PASSWORD_BYTES)

@@ -23,6 +23,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.core import metrics
 from app.core.errors import ApiError, first_error
+from app.core.openapi import SCHEMAS
+
+SCHEMA_REF = SCHEMAS + "{model}"
 
 Model = TypeVar("Model", bound=BaseModel)
 
@@ -79,11 +82,16 @@ async def read_model(request: Request, cap: BodyCap, model: type[Model]) -> Mode
 
 
 def json_body_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """The ``openapi_extra`` of a route that reads its body itself with ``read_model``."""
+    """The ``openapi_extra`` of a route that reads its body itself with ``read_model``. The
+    models it nests are referred to among the document's components, where
+    ``app.core.openapi`` moves their definitions (a ``#/$defs/...`` reference would be read
+    from the document's root, where nothing is)."""
     return {
         "requestBody": {
             "required": True,
-            "content": {"application/json": {"schema": model.model_json_schema()}},
+            "content": {
+                "application/json": {"schema": model.model_json_schema(ref_template=SCHEMA_REF)}
+            },
         }
     }
 

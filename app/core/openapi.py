@@ -11,7 +11,8 @@ tree as required. Two things it cannot know are filled in here, once for every r
   credentials is fine too").
 
 FastAPI's own 422 (``HTTPValidationError``) is replaced by the error shape the service answers
-with (see ``app.core.errors``).
+with (see ``app.core.errors``), and the models nested in request bodies a route documents itself
+join the components, so every reference resolves.
 """
 
 from __future__ import annotations
@@ -117,9 +118,22 @@ def _complete_operation(operation: dict[str, Any], docs: list[DependencyDoc]) ->
             invalid["content"] = _error_response("")["content"]
 
 
+def _hoist_definitions(document: dict[str, Any], schemas: dict[str, Any]) -> None:
+    """Move the nested models' definitions of the request bodies a route documents itself
+    (``app.core.bodies.json_body_schema``) into the components their references name. One name
+    is one model: a name defined two different ways is an error, not a silent pick."""
+    for operations in document["paths"].values():
+        for operation in operations.values():
+            for media in operation.get("requestBody", {}).get("content", {}).values():
+                for name, definition in media.get("schema", {}).pop("$defs", {}).items():
+                    if schemas.setdefault(name, definition) != definition:
+                        raise ValueError(f"two different schemas are named {name!r}")
+
+
 def complete(document: dict[str, Any], routes: list[Any]) -> None:
     """Add every route's dependency-declared errors and optional security to ``document``."""
     schemas = document.setdefault("components", {}).setdefault("schemas", {})
+    _hoist_definitions(document, schemas)
     error_schema = ErrorResponse.model_json_schema(ref_template=SCHEMAS + "{model}")
     for name, definition in error_schema.pop("$defs", {}).items():
         schemas.setdefault(name, definition)

@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
+from app.auth.accounts import EMAIL_PATTERN
 from app.core.errors import ErrorResponse
 
 CourseRole = Literal["student", "ta", "instructor"]
@@ -69,11 +70,6 @@ class JoinRequest(BaseModel):
 class JoinResult(BaseModel):
     course: CourseOut
     joined: bool = Field(description="false: the caller was already a member (nothing changed).")
-
-
-# The shape normalize_email accepts (it also trims and lower-cases); documented so clients and
-# generated requests know it.
-EMAIL_PATTERN = r"^\s*[^@\s]+@[^@\s]+\.[^@\s]+\s*$"
 
 
 class MemberCreate(BaseModel):

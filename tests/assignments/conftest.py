@@ -1,5 +1,6 @@
 """Fixtures for the assignments suite: an app on a fresh SQLite file with a person of every
-role (tests/support/people.py), and helpers to create assignments and submit in them."""
+role (tests/support/people.py), a course that already holds another assignment with overrides
+(``Course.sibling``), and helpers to create assignments and submit in them."""
 
 from __future__ import annotations
 
@@ -41,6 +42,13 @@ class Course:
         self.people = people
         self.id = people.courses["course"]
         self.base = f"/api/courses/{self.id}/assignments"
+        self.sibling: dict[str, Any] = {}
+
+    def listed(self, who: str) -> list[int]:
+        """The ids of the assignments ``who`` lists, but the sibling's."""
+        response = self.api.get(self.base, headers=self.people.headers(who))
+        assert response.status_code == 200, (who, response.text)
+        return [a["id"] for a in response.json() if a["id"] != self.sibling.get("id")]
 
     def create(self, **overrides: Any) -> dict[str, Any]:
         response = self.api.post(
@@ -81,7 +89,19 @@ def people(api: TestClient) -> People:
 
 @pytest.fixture
 def course(api: TestClient, people: People) -> Course:
-    return Course(api, people)
+    """The course, already holding a closed sibling assignment on the same problem whose
+    overrides grant ``student`` and section B a long extension and more attempts: an
+    assignment's rules that read another's overrides show in every test."""
+    course = Course(api, people)
+    course.sibling = course.create(title="Sibling homework", due_at=at(-1), max_attempts=1)
+    for target in ({"user_id": people.users["student"]}, {"section": "B"}):
+        granted = api.post(
+            f"{course.base}/{course.sibling['id']}/overrides",
+            json={**target, "until": at(24 * 30), "extra_attempts": 5},
+            headers=people.headers("instructor"),
+        )
+        assert granted.status_code == 201, granted.text
+    return course
 
 
 def error_of(response: Any) -> dict[str, Any]:

@@ -19,9 +19,7 @@ def test_instructor_creates_and_members_read(course: Course) -> None:
     assert created["problems"][0]["problem_id"] == PROBLEM
     assert created["problems"][0]["title"]
     for who in ("student", "ta", "instructor", "admin"):
-        response = course.api.get(course.base, headers=course.people.headers(who))
-        assert response.status_code == 200, (who, response.text)
-        assert [a["id"] for a in response.json()] == [created["id"]]
+        assert course.listed(who) == [created["id"]], who
     mine = course.api.get(
         f"{course.base}/{created['id']}", headers=course.people.headers("student")
     ).json()["mine"]
@@ -52,7 +50,7 @@ def test_only_instructors_change(course: Course, who: str) -> None:
 
 def test_students_do_not_see_unreleased(course: Course) -> None:
     hidden = course.create(release_at=at(1), due_at=at(5))
-    assert course.api.get(course.base, headers=course.people.headers("student")).json() == []
+    assert course.listed("student") == []
     response = course.api.get(
         f"{course.base}/{hidden['id']}", headers=course.people.headers("student")
     )
@@ -110,7 +108,7 @@ def test_bad_assignments_are_refused_and_change_nothing(
     assert error["code"] == code, error
     if field is not None:
         assert error["field"] == field, error
-    assert course.api.get(course.base, headers=headers).json() == []
+    assert course.listed("instructor") == []
 
 
 def test_patch_is_judged_with_the_other_dates(course: Course) -> None:

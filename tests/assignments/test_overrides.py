@@ -117,3 +117,23 @@ def test_refusals(course: Course) -> None:
         == 403
     )
     assert course.api.delete(f"{path}/1", headers=headers).status_code == 404
+
+
+def test_an_extension_opens_only_its_own_assignment(course: Course) -> None:
+    """Two closed assignments in one course: an extension on the first leaves the second
+    closed for the same student."""
+    extended, sibling = (course.create(title=t, due_at=at(-1), max_attempts=1) for t in "AB")
+    granted = course.api.post(
+        f"{course.base}/{extended['id']}/overrides",
+        json={"user_id": course.people.users["student"], "until": at(5), "extra_attempts": 2},
+        headers=course.people.headers("instructor"),
+    )
+    assert granted.status_code == 201, granted.text
+    student = course.people.headers("student")
+    mine = course.api.get(f"{course.base}/{extended['id']}", headers=student).json()["mine"]
+    assert mine["open"] is True and mine["attempts_allowed"] == 3
+    other = course.api.get(f"{course.base}/{sibling['id']}", headers=student).json()["mine"]
+    assert other["open"] is False and other["attempts_allowed"] == 1
+    refused = course.submit(sibling["id"], "def f():\n    return 1\n")
+    assert refused.status_code == 409, refused.text
+    assert error_of(refused)["code"] == "assignment_closed"

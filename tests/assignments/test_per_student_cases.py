@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import stat
 import time
+from pathlib import Path
 
 import numpy as np
+import pytest
 
 from app.assignments import cases as per_student
+from app.core.config import Settings
 from app.problems.cases import TestCase as Case
 from app.submissions.models import Submission
 from tests.assignments.conftest import PROBLEM, Course
+from tests.conftest import PROBLEMS_DIR
 from tests.support.codes import CORRECT, WRONG
 
 
@@ -77,6 +81,7 @@ def test_seed_depends_on_the_key() -> None:
     assert a == per_student.student_seed(b"k1", 1, 2, problem_like)  # type: ignore[arg-type]
     assert a != per_student.student_seed(b"k2", 1, 2, problem_like)  # type: ignore[arg-type]
     assert a != per_student.student_seed(b"k1", 3, 2, problem_like)  # type: ignore[arg-type]
+    assert a != per_student.student_seed(b"k1", 1, 3, problem_like)  # type: ignore[arg-type]
 
 
 def trap_for_folder_case(course: Course) -> str:
@@ -119,3 +124,28 @@ def test_grading_accepts_the_reference_and_rejects_a_wrong_one(course: Course) -
             break
         time.sleep(0.2)
     assert again["verdict"] == "accepted"
+
+
+def test_two_assignments_give_a_student_different_hidden_cases(course: Course) -> None:
+    """The assignment is part of the seed: a student who saw one assignment's hidden inputs
+    (a published report) knows nothing of another's on the same problem."""
+    first, second = (course.create(title=t, per_student_cases=True) for t in "AB")
+    one, other = (_cases_of(course, "student", a["id"]) for a in (first, second))
+    assert len(_hidden(one)) == len(_hidden(other)) > 0
+    for a, b in zip(_hidden(one), _hidden(other), strict=True):
+        assert a.shape == b.shape and not np.array_equal(a, b)
+
+
+def test_the_key_is_the_setting_on_every_host(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GRADER_CASE_SEED_SECRET is the key: two hosts (their own data_dir) with the same secret
+    derive the same seed, write no key file, and a different secret derives another."""
+    monkeypatch.setenv("GRADER_CASE_SEED_SECRET", "shared-secret-of-the-deployment")
+    hosts = [Settings(data_dir=tmp_path / h, problems_dir=PROBLEMS_DIR) for h in ("a", "b")]
+    keys = [per_student.seed_key(s) for s in hosts]
+    assert keys == [b"shared-secret-of-the-deployment"] * 2
+    assert not any((s.data_dir / per_student.KEY_FILE).exists() for s in hosts)
+    monkeypatch.setenv("GRADER_CASE_SEED_SECRET", "another-deployment-secret")
+    third = per_student.seed_key(Settings(data_dir=tmp_path / "c", problems_dir=PROBLEMS_DIR))
+    assert third == b"another-deployment-secret"

@@ -1,5 +1,8 @@
 """An app on a fresh SQLite file and on a real PostgreSQL (each test runs on both), with two
-courses and a person of every role (seed_people)."""
+courses and a person of every role (seed_people), and in the course a third student,
+``unsectioned``, in no section: whatever a section grants must not reach them, nor a
+classmate's personal override. The other course has an assignment on the same problems, with a
+graded attempt."""
 
 from __future__ import annotations
 
@@ -11,8 +14,9 @@ from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.main import create_app
+from tests.gradebook.factories import MHA, T0, add_attempt, make_assignment
 from tests.instructors.conftest import make_settings
-from tests.support.people import People, seed_people
+from tests.support.people import People, add_student, seed_people
 
 
 @pytest.fixture
@@ -29,4 +33,10 @@ def sessions(api: TestClient) -> sessionmaker[Session]:
 
 @pytest.fixture
 def people(sessions: sessionmaker[Session]) -> People:
-    return seed_people(sessions)
+    people = seed_people(sessions)
+    add_student(sessions, people, "unsectioned")
+    # The other course shares the problems: its assignment and graded attempt must never show
+    # in this course's gradebook, exports or lists.
+    theirs = make_assignment(sessions, people.courses["other_course"], title="Their homework")
+    add_attempt(sessions, theirs, people.users["other_student"], MHA, 1, T0, 1.0)
+    return people

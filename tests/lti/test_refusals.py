@@ -1,5 +1,6 @@
 """Launches that must be refused with a clear page and change nothing: a foreign signing key,
-another audience, an expired token, a replayed launch, an unknown deployment, a student on the
+another audience (tokens that differ from a good one only in ``aud`` or only in ``azp``), an
+expired token, one issued too long ago, a replayed launch, an unknown deployment, a student on the
 instructor's deep-linking link, a state from another browser or never issued."""
 
 from __future__ import annotations
@@ -12,7 +13,14 @@ import httpx
 import pytest
 
 from tests.lti.conftest import Tool
-from tests.support.lti_platform import LTI, MockPlatform, form_fields, new_key
+from tests.support.lti_platform import (
+    CLIENT_ID,
+    LTI,
+    OTHER_CLIENT,
+    MockPlatform,
+    form_fields,
+    new_key,
+)
 
 
 def _foreign_key(platform: MockPlatform) -> None:
@@ -36,12 +44,34 @@ def _expire(claims: dict[str, Any]) -> None:
     claims["exp"] = int(time.time()) - 3600
 
 
+def _issued_20_minutes_ago(claims: dict[str, Any]) -> None:
+    """Old by the wall clock, though its ``exp`` is still in the future."""
+    claims["iat"] = int(time.time()) - 1200
+    claims["exp"] = int(time.time()) + 300
+
+
+def _for_another_tool(claims: dict[str, Any]) -> None:
+    """Only the audience differs: a token the LMS issued to another tool, with no ``azp``."""
+    claims["aud"] = OTHER_CLIENT
+    claims.pop("azp", None)
+
+
+def _two_audiences(claims: dict[str, Any]) -> None:
+    """TensorJudge among the audiences, but no ``azp`` saying which one it was issued to."""
+    claims["aud"] = [CLIENT_ID, OTHER_CLIENT]
+    claims.pop("azp", None)
+
+
 CASES: dict[str, tuple[Callable[[MockPlatform], None], int, str]] = {
     "foreign key": (_foreign_key, 401, "bad_signature"),
     "unknown kid": (_unknown_kid, 401, "bad_signature"),
     "bad audience": (_tamper(lambda c: c.update(aud="someone-else", azp="someone-else")), 401,
                      "invalid_claims"),
+    "another tool's audience, no azp": (_tamper(_for_another_tool), 401, "invalid_claims"),
+    "another tool's azp": (_tamper(lambda c: c.update(azp=OTHER_CLIENT)), 401, "invalid_claims"),
+    "two audiences, no azp": (_tamper(_two_audiences), 401, "invalid_claims"),
     "expired": (_tamper(_expire), 401, "invalid_claims"),
+    "issued 20 minutes ago": (_tamper(_issued_20_minutes_ago), 401, "invalid_claims"),
     "unknown deployment": (_tamper(lambda c: c.update({LTI + "deployment_id": "rogue"})), 403,
                            "unknown_deployment"),
     "wrong nonce": (_tamper(lambda c: c.update(nonce="guessed")), 401, "invalid_nonce"),

@@ -11,10 +11,22 @@ from fastapi.testclient import TestClient
 from sqlalchemy import select, update
 
 from app.assignments.models import Assignment
+from app.auth.accounts import create_user
+from app.courses.models import Course, Membership
 from app.db.base import utcnow
 from app.lti.models import LtiContext, LtiLineItem, LtiScoreSend, LtiUser
-from app.lti.outbox import send_due
+from app.lti.outbox import score_of, send_due
 from app.lti.sender import policy_of
+from app.submissions.models import Submission
+from tests.gradebook.factories import (
+    MHA,
+    T0,
+    add_attempt,
+    attempt_row,
+    being_graded,
+    make_assignment,
+    report,
+)
 from tests.lti.conftest import Tool
 from tests.lti.test_journey import PROBLEM, deep_link, submit
 from tests.support.codes import CORRECT, WRONG
@@ -155,3 +167,44 @@ def test_the_outbox_is_for_staff_and_admins(tool: Tool) -> None:
     refused = student.get(f"/api/courses/{course_id}/lti/scores")
     assert refused.status_code == 403
     assert student.get("/api/lti/scores").status_code == 403
+
+
+def test_the_score_says_pending_while_an_attempt_is_being_graded(tool: Tool) -> None:
+    """AGS ``gradingProgress``: Pending while any of the student's attempts is queued or
+    running (the score may still change), FullyGraded once every one is done."""
+    with tool.sessions() as session:
+        course = Course(title="AGS", join_code="JOIN-AGS")
+        session.add(course)
+        session.flush()
+        student = create_user(session, "pat@example.edu", "Pat", "member").id
+        session.add(Membership(course_id=course.id, user_id=student, role="student"))
+        session.commit()
+        course_id = course.id
+    a = make_assignment(tool.sessions, course_id, due_at=T0 + timedelta(days=30))
+    add_attempt(tool.sessions, a, student, MHA, 1, T0, 0.5)
+    running = being_graded(attempt_row(a, student, MHA, 2, T0 + timedelta(hours=1), None))
+    with tool.sessions() as session:
+        session.add(running)
+        session.commit()
+        queued = running.id
+
+    def ags_score() -> dict[str, object]:
+        with tool.sessions() as session:
+            assignment = session.get(Assignment, a)
+            assert assignment is not None
+            found = score_of(session, assignment, student, "sub-pat", T0 + timedelta(days=1))
+        assert found is not None
+        return found[0]
+
+    graded = ags_score()
+    assert graded["gradingProgress"] == "Pending" and graded["activityProgress"] == "Submitted"
+    assert graded["scoreGiven"] == 5.0 and graded["scoreMaximum"] == 15.0
+    with tool.sessions() as session:
+        session.execute(
+            update(Submission)
+            .where(Submission.id == queued)
+            .values(status="done", verdict="accepted", score=1.0, report=report("accepted", 1.0))
+        )
+        session.commit()
+    done = ags_score()
+    assert done["gradingProgress"] == "FullyGraded" and done["scoreGiven"] == 10.0

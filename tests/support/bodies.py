@@ -1,5 +1,6 @@
 """Oversized request bodies sent to a real server over a raw socket, streamed from a generator so
-neither side needs to hold them, with the server's peak memory while it answers."""
+neither side needs to hold them, with the server's peak memory while it answers and the bytes it
+read meanwhile."""
 
 from __future__ import annotations
 
@@ -34,6 +35,15 @@ def reset_peak_rss(pid: int) -> int:
 def peak_rss(pid: int) -> int:
     """The process's peak resident set since the last reset, in bytes."""
     return _status_kib(pid, "VmHWM") * 1024
+
+
+def bytes_read(pid: int) -> int:
+    """Every byte the process has read so far (``rchar``: its sockets' and files' read calls,
+    not what still waits in the kernel's socket buffers), in bytes."""
+    for line in Path(f"/proc/{pid}/io").read_text().splitlines():
+        if line.startswith("rchar:"):
+            return int(line.split()[1])
+    raise KeyError("rchar")
 
 
 @dataclass

@@ -29,6 +29,8 @@ LEARNER = "http://purl.imsglobal.org/vocab/lis/v2/membership#Learner"
 INSTRUCTOR = "http://purl.imsglobal.org/vocab/lis/v2/membership#Instructor"
 TA = "http://purl.imsglobal.org/vocab/lis/v2/membership/Instructor#TeachingAssistant"
 CLIENT_ID = "tensorjudge-client"
+# Another tool registered on the same LMS: a token issued to it must not launch TensorJudge.
+OTHER_CLIENT = "another-tool-client"
 DEPLOYMENT = "deployment-1"
 CONTEXT = "course-101"
 SCORE_MEDIA = "application/vnd.ims.lis.v1.score+json"

@@ -42,6 +42,29 @@ class People:
         return {"Authorization": f"Bearer {self.tokens[who]}"}
 
 
+def add_student(
+    sessions: sessionmaker[Session],
+    people: People,
+    key: str,
+    section: str | None = None,
+    course_key: str = "course",
+) -> int:
+    """One more student of ``course_key`` (by default in no section), with a token, as
+    ``people.users[key]``: what a suite adds when its rules depend on sections."""
+    with sessions() as session:
+        user = create_user(session, f"{key}@example.edu", key.replace("_", " ").title(), "member")
+        people.users[key] = user.id
+        _, people.tokens[key] = issue_token(session, user.id, "tests")
+        session.add(
+            Membership(
+                course_id=people.courses[course_key], user_id=user.id, role="student",
+                section=section,
+            )
+        )  # fmt: skip
+        session.commit()
+        return user.id
+
+
 def seed_people(sessions: sessionmaker[Session]) -> People:
     people = People()
     with sessions() as session:
