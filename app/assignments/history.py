@@ -60,7 +60,7 @@ def csv_of(
             out = cut_report(out, cuts[row.problem_id])
         writer.writerow(
             (
-                row.created_at.isoformat(),
+                (row.received_at or row.created_at).isoformat(),
                 row.problem_id,
                 row.mode,
                 row.graded_attempt or "",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from functools import lru_cache
 from pathlib import Path
@@ -110,6 +111,18 @@ class Settings(BaseSettings):
         description="The service's address as people reach it (e.g. https://judge.example.edu); "
         "used in mailed reset links and as the single sign-on redirect's base. Unset means the "
         "address of the request.",
+    )
+    trusted_proxies: list[str] = Field(
+        default_factory=list,
+        description="Addresses or networks (CIDR) of reverse proxies whose forwarding headers "
+        'are believed, e.g. \'["10.0.0.2", "10.1.0.0/16"]\' (JSON list). Empty: none, '
+        "every header a client sends about itself is ignored.",
+    )
+    proxy_request_start: bool = Field(
+        default=False,
+        description="Take a submission's arrival time from the trusted proxy's X-Request-Start "
+        "header (t=<epoch seconds, ms or us>) when it is earlier than the request's own; only "
+        "from GRADER_TRUSTED_PROXIES (docs/deadlines.md).",
     )
     mailer: Literal["log", "smtp"] = Field(
         default="log",
@@ -424,6 +437,22 @@ class Settings(BaseSettings):
                 "(e.g. `openssl rand -hex 24`)"
             )
         return self
+
+    def is_trusted_proxy(self, address: str | None) -> bool:
+        """Whether ``address`` (a peer's IP) is one of ``trusted_proxies``."""
+        if not address or not self.trusted_proxies:
+            return False
+        try:
+            ip = ipaddress.ip_address(address)
+        except ValueError:
+            return False
+        for entry in self.trusted_proxies:
+            try:
+                if ip in ipaddress.ip_network(entry.strip(), strict=False):
+                    return True
+            except ValueError:
+                continue
+        return False
 
     @property
     def secure_cookies(self) -> bool:

@@ -128,6 +128,9 @@ class AttemptOut(BaseModel):
     credit_rule: str | None
     code: str
     report: GradeReport | None
+    received_at: datetime | None = Field(
+        default=None, description="When its request arrived: what the dates judge."
+    )
     created_at: datetime
     started_at: datetime | None
     finished_at: datetime | None

@@ -400,6 +400,7 @@ def _attempt_out(row: Submission, credit: AttemptCredit | None) -> AttemptOut:
         credit_rule=None if credit is None else credit.rule,
         code=row.code,
         report=report,
+        received_at=row.received_at,
         created_at=row.created_at,
         started_at=row.started_at,
         finished_at=row.finished_at,

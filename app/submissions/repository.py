@@ -500,14 +500,14 @@ def _active_count(table: Any = SUBMISSIONS) -> Any:
 def _admission_statement() -> Any:
     row = SUBMISSIONS.c
     recent = select(func.count()).where(
-        row.client == bindparam("p_client"), row.created_at >= bindparam("p_since")
+        row.client == bindparam("p_client"), row.received_at >= bindparam("p_since")
     )
     active = _active_count()
     queued = select(func.count()).where(row.status == _QUEUED_SQL)
     running = exists().where(row.client == bindparam("p_client"), row.status == _RUNNING_SQL)
     return select(
         recent.scalar_subquery(),
-        recent.with_only_columns(func.min(row.created_at)).scalar_subquery(),
+        recent.with_only_columns(func.min(row.received_at)).scalar_subquery(),
         active.scalar_subquery(),
         queued.scalar_subquery(),
         running,

@@ -16,6 +16,7 @@ from pydantic import ValidationError
 from app.auth.deps import Instructor, OptionalPrincipal
 from app.auth.tokens import Principal
 from app.core import metrics
+from app.core.arrival import received_at
 from app.core.bodies import BodyCap, read_capped
 from app.core.errors import ApiError, error_responses, first_error
 from app.core.threads import in_thread
@@ -162,8 +163,10 @@ async def accept_submission(
 ) -> SubmissionOut:
     """The one way a submission is accepted (practice, or in an assignment through ``admit``):
     the capped body, idempotency, rate limits and queue cap, then the optional wait. The answer
-    is what ``principal`` may see of it (``SubmissionService.present``)."""
+    is what ``principal`` may see of it (``SubmissionService.present``). Every time rule
+    reads the request's arrival (``app.core.arrival``), not the moment of the insert."""
     began = time.perf_counter()
+    arrived = received_at(request)
     try:
         body = await _parse_body(request, service.settings.max_code_bytes)
     except ApiError as exc:
@@ -185,6 +188,7 @@ async def accept_submission(
                 submission_id=new_id,
                 user_id=principal.user_id if principal is not None else None,
                 admit=admit,
+                received_at=arrived,
             )
         except ApiError as exc:
             metrics.rejected(exc.body.error.code)

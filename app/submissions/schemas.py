@@ -52,7 +52,12 @@ class SubmissionOut(GradeReport):
         "version whose public cases it ran.",
     )
     attempts: int = Field(description="How many times a worker started grading it.")
-    created_at: datetime
+    received_at: datetime | None = Field(
+        default=None,
+        description="When the request arrived (its body's last byte): the time an "
+        "assignment's dates and rate limits judge it by.",
+    )
+    created_at: datetime = Field(description="When it was stored (at or after received_at).")
     started_at: datetime | None = None
     finished_at: datetime | None = None
     view: Literal["visible", "summary", "verdict"] = Field(
@@ -79,6 +84,7 @@ def submission_out(row: Submission, report: GradeReport | None = None) -> Submis
         "status": row.status,
         "test_set_version": row.test_set_version,
         "attempts": row.attempts,
+        "received_at": row.received_at,
         "created_at": row.created_at,
         "started_at": row.started_at,
         "finished_at": row.finished_at,

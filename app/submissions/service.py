@@ -238,10 +238,14 @@ class SubmissionService:
         submission_id: str | None = None,
         user_id: int | None = None,
         admit: Admission | None = None,
+        received_at: datetime | None = None,
     ) -> Accepted:
         """``submission_id``: the id a new row gets (a caller that watches for its completion
         before it is dispatched chooses it); a fresh UUID by default. ``admit``: see
-        ``Admission``; without it the row belongs to no account or assignment."""
+        ``Admission``; without it the row belongs to no account or assignment.
+        ``received_at``: when the request arrived (now by default): the time every rule reads
+        (rate windows, an assignment's dates), stored beside the insert's ``created_at``."""
+        arrived = received_at or utcnow()
         # A grader idle now takes the submission in its inserting transaction (one commit and
         # one thread wake-up less than queueing it), unless that would pass someone by.
         direct = True
@@ -257,6 +261,7 @@ class SubmissionService:
                     user_id=user_id,
                     admit=admit,
                     handoff=handoff,
+                    arrived=arrived,
                 )
             finally:
                 if handoff is not None:
@@ -279,6 +284,7 @@ class SubmissionService:
         user_id: int | None,
         admit: Admission | None,
         handoff: Handoff | None,
+        arrived: datetime,
     ) -> Accepted | object:
         """``_ATTEMPT_TAKEN``: a concurrent submission took the same graded attempt;
         ``_CLAIM_REFUSED``: a concurrent claim gave the client a running submission first.
@@ -293,7 +299,7 @@ class SubmissionService:
                 if existing is not None:
                     return Accepted(_same_request(existing, digest), replayed=True)
             window = timedelta(seconds=self.settings.rate_window_seconds)
-            now = utcnow()
+            now = arrived
             counts = repo.admission_counts(client, now - window)
             self._check_rate(counts.recent, counts.oldest, now)
             if counts.active >= self.settings.queue_max:
@@ -314,6 +320,7 @@ class SubmissionService:
                 status=QUEUED,
                 attempts=0,
                 run=1,
+                received_at=arrived,
                 created_at=utcnow(),
             )
             # Claimed at once only where the fair order would take it next: nothing queued

@@ -267,6 +267,7 @@ def _as_stored(
         verdict=report.verdict.value,
         score=report.score,
         report=report_json,
+        received_at=submission.received_at,
         created_at=submission.created_at,
         started_at=submission.started_at,
         finished_at=finished_at,
