@@ -18,7 +18,7 @@ from app.core.errors import ApiError
 from app.courses.models import Membership
 from app.db.base import utcnow
 from app.gradebook import exports
-from app.gradebook.insight import class_insight
+from app.gradebook.insight import class_insight, rush
 from app.gradebook.models import GradeAdjustment
 from app.gradebook.schemas import (
     AdjustmentIn,
@@ -52,6 +52,7 @@ from app.gradebook.scores import (
 )
 from app.grading.schemas import GradeReport
 from app.submissions.models import Submission
+from app.submissions.repository import SubmissionRepository
 
 
 def assignment_not_found(assignment_id: int) -> ApiError:
@@ -365,7 +366,10 @@ class GradebookService:
     # -- insight -------------------------------------------------------------------------------
 
     def insight(self, course_id: int, assignment_id: int, section: str | None) -> InsightOut:
-        return class_insight(self.book(course_id, assignment_id, section, diagnoses=True))
+        book = self.book(course_id, assignment_id, section, diagnoses=True)
+        with self.sessions() as session:
+            queued, _, _ = SubmissionRepository(session).queue_stats()
+        return class_insight(book).model_copy(update={"rush": rush(book, queued)})
 
     # -- regrade -------------------------------------------------------------------------------
 

@@ -94,6 +94,28 @@ class SubmissionRepository:
         stmt = select(func.count()).where(Submission.status.in_((QUEUED, RUNNING)))
         return int(self.session.scalar(stmt) or 0)
 
+    def queue_place(self, row: Submission, sample: int) -> tuple[int, float | None]:
+        """Queued submissions ahead of ``row`` in fair order (a lower round, or its round and
+        older), and the recent pace in gradings per second (the last ``sample`` gradings, read
+        by the primary key; None before there are two)."""
+        s = Submission
+        ahead = self.session.scalar(
+            select(func.count()).where(
+                s.status == QUEUED,
+                or_(s.turn < row.turn, and_(s.turn == row.turn, s.created_at < row.created_at)),
+            )
+        )
+        recent = list(
+            self.session.scalars(
+                select(Grading.finished_at).order_by(Grading.id.desc()).limit(sample)
+            )
+        )
+        pace = None
+        if len(recent) >= 2:
+            span = (utcnow() - min(recent)).total_seconds()
+            pace = len(recent) / span if span > 0 else None
+        return int(ahead or 0), pace
+
     def queue_stats(self) -> tuple[int, int, datetime | None]:
         """Queued and running submissions, and when the oldest queued one was created."""
         stmt = select(

@@ -7,6 +7,7 @@ import json
 import time
 import uuid
 from collections.abc import AsyncIterator
+from contextlib import ExitStack
 from typing import Annotated
 
 from fastapi import APIRouter, Header, Query, Request, Response
@@ -24,7 +25,9 @@ from app.db.base import utcnow
 from app.problems.deps import ProblemDep
 from app.submissions.deps import SubmissionServiceDep
 from app.submissions.notices import ACTIVITY, COMPLETIONS
-from app.submissions.schemas import RegradeAccepted, SubmissionCreate, SubmissionOut
+from app.submissions.pressure import PRESSURE
+from app.submissions.repository import QUEUED
+from app.submissions.schemas import QueuePlace, RegradeAccepted, SubmissionCreate, SubmissionOut
 from app.submissions.service import Admission, SubmissionService, not_found
 
 router = APIRouter(tags=["submissions"])
@@ -167,10 +170,14 @@ async def accept_submission(
     reads the request's arrival (``app.core.arrival``), not the moment of the insert."""
     began = time.perf_counter()
     arrived = received_at(request)
+    accepting = ExitStack()  # until the row is stored: graders step aside meanwhile
+    accepting.enter_context(PRESSURE.accepting_one())
     try:
         body = await _parse_body(request, service.settings.max_code_bytes)
-    except ApiError as exc:
-        metrics.rejected(exc.body.error.code)
+    except BaseException as exc:
+        accepting.close()
+        if isinstance(exc, ApiError):
+            metrics.rejected(exc.body.error.code)
         raise
     deadline = time.monotonic() + wait
     new_id = str(uuid.uuid4())
@@ -193,9 +200,12 @@ async def accept_submission(
         except ApiError as exc:
             metrics.rejected(exc.body.error.code)
             raise
+        finally:
+            accepting.close()
         submission = accepted.submission
         if not accepted.replayed:
             metrics.accepted(submission.mode, time.perf_counter() - began)
+            metrics.arrived((utcnow() - arrived).total_seconds())
         response.headers["Location"] = _location(submission.id)
         if accepted.replayed:
             response.headers["Idempotent-Replayed"] = "true"
@@ -261,7 +271,8 @@ async def get_submission(
     responses={
         200: {
             "content": {"text/event-stream": {}},
-            "description": "Events `status` (queued, running, done), `phase` (a grading phase "
+            "description": "Events `status` (queued, running, done), `queue` (while queued: "
+            "`ahead` and `estimate_seconds`, sent when they change), `phase` (a grading phase "
             "finished, with its seconds), then `result` (the submission, as GET returns it).",
         },
         **error_responses({404: "Unknown submission"}),
@@ -300,11 +311,15 @@ async def _event_stream(
     """``timed``: phase events carry their seconds (a sandbox run's time includes the hidden
     cases', so a view cut by a feedback policy does not show it)."""
     last_sent = time.monotonic()
+    status: str | None = None
+    place: QueuePlace | None = None
     with ACTIVITY.watch(submission_id) as activity:
         while True:
             batch = await in_thread(service.events_after, submission_id, after)
             for event_id, kind, data in batch:
                 after = event_id
+                if kind == "status":
+                    status = json.loads(data).get("status", status)
                 if kind == "result":
                     row = await in_thread(service.get, submission_id)
                     if row is None or json.loads(data).get("run", row.run) != row.run:
@@ -317,12 +332,24 @@ async def _event_stream(
                 last_sent = time.monotonic()
                 if kind == "result":
                     return
+            if status in (None, "queued"):
+                # Not in the event log (it changes as others are graded): sent when it moved.
+                now_at = await in_thread(_queue_place, service, submission_id)
+                if now_at is not None and now_at != place:
+                    place = now_at
+                    yield f"event: queue\ndata: {now_at.model_dump_json()}\n\n"
+                    last_sent = time.monotonic()
             if time.monotonic() - last_sent > SSE_KEEPALIVE_SECONDS:
                 yield ": keep-alive\n\n"
                 last_sent = time.monotonic()
             # Woken by notices (this process's commits, or other processes' over Redis); the
             # read every wait_poll_seconds is a safety net for a lost one.
             await activity.wait(service.wait_poll_seconds)
+
+
+def _queue_place(service: SubmissionService, submission_id: str) -> QueuePlace | None:
+    row = service.get(submission_id)
+    return service.place(row) if row is not None and row.status == QUEUED else None
 
 
 @router.post(

@@ -33,6 +33,16 @@ class SubmissionCreate(BaseModel):
     mode: Mode = "submit"
 
 
+class QueuePlace(BaseModel):
+    """Where a queued submission stands: "41 ahead of you, about 1 min"."""
+
+    ahead: int = Field(description="Queued submissions that will be graded before it.")
+    estimate_seconds: float | None = Field(
+        description="About how long until it is graded, at the recent grading pace; null "
+        "before there is one."
+    )
+
+
 class SubmissionOut(GradeReport):
     """A submission and, once ``status`` is ``done``, every field of its grade report (a
     subclass, so fields the grader adds to ``GradeReport`` appear here too)."""
@@ -60,6 +70,9 @@ class SubmissionOut(GradeReport):
     created_at: datetime = Field(description="When it was stored (at or after received_at).")
     started_at: datetime | None = None
     finished_at: datetime | None = None
+    queue: QueuePlace | None = Field(
+        default=None, description="While queued: where it stands in the queue."
+    )
     view: Literal["visible", "summary", "verdict"] = Field(
         default="visible",
         description="How much of the report the caller is shown under the assignment's "

@@ -23,7 +23,12 @@ from app.grading.schemas import GradeReport
 from app.submissions.access import may_read
 from app.submissions.models import Submission
 from app.submissions.repository import DONE, QUEUED, SubmissionRepository
-from app.submissions.schemas import SubmissionCreate, SubmissionOut, submission_out
+from app.submissions.schemas import (
+    QueuePlace,
+    SubmissionCreate,
+    SubmissionOut,
+    submission_out,
+)
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +36,8 @@ QUEUE_FULL_RETRY_AFTER_SECONDS = 5
 # Waiters are woken by notices (the in-process grader's, or other processes' over Redis: see
 # app.submissions.broadcast); their database poll is only a safety net for a lost notice.
 SAFETY_POLL_SECONDS = 5.0
+# The gradings the queue's pace is measured over (the newest, by primary key).
+PACE_SAMPLE = 50
 
 
 class Handoff(Protocol):
@@ -169,6 +176,8 @@ class SubmissionService:
         practice is ``may_read``'s to say, who may read course work the course's rules'
         (``self.view``), which also say how much of either a reader is shown."""
         out = submission_out(row, report)
+        if row.status == QUEUED:
+            out.queue = self.place(row)
         if row.assignment_id is None and not may_read(principal, row):
             raise not_found(row.id)
         if self.view is None:
@@ -179,6 +188,14 @@ class SubmissionService:
         if shown is None:
             raise not_found(row.id)
         return shown
+
+    def place(self, row: Submission) -> QueuePlace:
+        """Where queued ``row`` stands, and about how long until it is graded (the ones ahead,
+        itself and one grading per worker already running, at the recent pace)."""
+        with self.sessions() as session:
+            ahead, pace = SubmissionRepository(session).queue_place(row, PACE_SAMPLE)
+        estimate = None if pace is None else round((ahead + 1) / pace, 1)
+        return QueuePlace(ahead=ahead, estimate_seconds=estimate)
 
     @property
     def wait_poll_seconds(self) -> float:
