@@ -94,10 +94,9 @@ class SubmissionRepository:
         stmt = select(func.count()).where(Submission.status.in_((QUEUED, RUNNING)))
         return int(self.session.scalar(stmt) or 0)
 
-    def queue_place(self, row: Submission, sample: int) -> tuple[int, float | None]:
+    def queued_ahead(self, row: Submission) -> int:
         """Queued submissions ahead of ``row`` in fair order (a lower round, or its round and
-        older), and the recent pace in gradings per second (the last ``sample`` gradings, read
-        by the primary key; None before there are two)."""
+        older)."""
         s = Submission
         ahead = self.session.scalar(
             select(func.count()).where(
@@ -105,6 +104,11 @@ class SubmissionRepository:
                 or_(s.turn < row.turn, and_(s.turn == row.turn, s.created_at < row.created_at)),
             )
         )
+        return int(ahead or 0)
+
+    def grading_pace(self, sample: int) -> float | None:
+        """Gradings per second lately: the last ``sample`` gradings, read by the primary key
+        (None before there are two)."""
         recent = list(
             self.session.scalars(
                 select(Grading.finished_at).order_by(Grading.id.desc()).limit(sample)
@@ -114,7 +118,7 @@ class SubmissionRepository:
         if len(recent) >= 2:
             span = (utcnow() - min(recent)).total_seconds()
             pace = len(recent) / span if span > 0 else None
-        return int(ahead or 0), pace
+        return pace
 
     def queue_stats(self) -> tuple[int, int, datetime | None]:
         """Queued and running submissions, and when the oldest queued one was created."""

@@ -219,7 +219,7 @@ async def accept_submission(
             else:
                 out = await _wait_done(service, submission.id, deadline, principal)
     if out is None:
-        out = await in_thread(service.present, submission, principal)
+        out = await in_thread(service.present, submission, principal, None, accepted.ahead)
     if out.status == "done":
         response.status_code = 200
         if out.finished_at is not None and wait > 0 and not accepted.replayed:

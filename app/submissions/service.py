@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import math
+import time
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -36,8 +37,11 @@ QUEUE_FULL_RETRY_AFTER_SECONDS = 5
 # Waiters are woken by notices (the in-process grader's, or other processes' over Redis: see
 # app.submissions.broadcast); their database poll is only a safety net for a lost notice.
 SAFETY_POLL_SECONDS = 5.0
-# The gradings the queue's pace is measured over (the newest, by primary key).
+# The gradings the queue's pace is measured over (the newest, by primary key), and how long a
+# measurement serves.
 PACE_SAMPLE = 50
+PACE_TTL_SECONDS = 2.0
+_PACE: dict[int, tuple[float, float | None]] = {}
 
 
 class Handoff(Protocol):
@@ -112,6 +116,7 @@ _CLAIM_REFUSED = object()
 class Accepted:
     submission: Submission
     replayed: bool  # an Idempotency-Key retry: the submission already existed
+    ahead: int | None = None  # queued before it when it was inserted (its place, roughly)
 
 
 def queue_full() -> ApiError:
@@ -170,14 +175,18 @@ class SubmissionService:
         self.view = view
 
     def present(
-        self, row: Submission, principal: Principal | None, report: GradeReport | None = None
+        self,
+        row: Submission,
+        principal: Principal | None,
+        report: GradeReport | None = None,
+        ahead: int | None = None,
     ) -> SubmissionOut:
         """The submission as ``principal`` may see it (404 when they may not): who may read
         practice is ``may_read``'s to say, who may read course work the course's rules'
         (``self.view``), which also say how much of either a reader is shown."""
         out = submission_out(row, report)
         if row.status == QUEUED:
-            out.queue = self.place(row)
+            out.queue = self.place(row, ahead)
         if row.assignment_id is None and not may_read(principal, row):
             raise not_found(row.id)
         if self.view is None:
@@ -189,13 +198,29 @@ class SubmissionService:
             raise not_found(row.id)
         return shown
 
-    def place(self, row: Submission) -> QueuePlace:
-        """Where queued ``row`` stands, and about how long until it is graded (the ones ahead,
-        itself and one grading per worker already running, at the recent pace)."""
-        with self.sessions() as session:
-            ahead, pace = SubmissionRepository(session).queue_place(row, PACE_SAMPLE)
+    def place(self, row: Submission, ahead: int | None = None) -> QueuePlace:
+        """Where queued ``row`` stands (``ahead``: known already, as the insert counted it),
+        and about how long until it is graded (the ones ahead and itself, at the recent
+        pace)."""
+        if ahead is None:
+            with self.sessions() as session:
+                ahead = SubmissionRepository(session).queued_ahead(row)
+        pace = self._pace()
         estimate = None if pace is None else round((ahead + 1) / pace, 1)
         return QueuePlace(ahead=ahead, estimate_seconds=estimate)
+
+    def _pace(self) -> float | None:
+        """The recent grading pace, read at most every ``PACE_TTL_SECONDS`` per process and
+        database: a rush's answers would otherwise each read it."""
+        key = id(self.sessions)
+        now = time.monotonic()
+        cached = _PACE.get(key)
+        if cached is not None and now - cached[0] < PACE_TTL_SECONDS:
+            return cached[1]
+        with self.sessions() as session:
+            pace = SubmissionRepository(session).grading_pace(PACE_SAMPLE)
+        _PACE[key] = (now, pace)
+        return pace
 
     @property
     def wait_poll_seconds(self) -> float:
@@ -370,7 +395,7 @@ class SubmissionService:
             handoff.give(submission, token)
         else:
             self._dispatch(submission.id)
-        return Accepted(submission, replayed=False)
+        return Accepted(submission, replayed=False, ahead=counts.queued)
 
     def _dispatch(self, submission_id: str) -> None:
         try:
