@@ -400,6 +400,9 @@ def run(
                 proc.kill()
     planned = students * per_student
     latencies = burst["latencies"]
+    stamp_lags = [
+        arrival[a["id"]].timestamp() - a["sent"] for a in accepted if a["statuses"] == [202]
+    ]
     figures: dict[str, Any] = {
         "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "cpus": os.cpu_count(),
@@ -414,6 +417,15 @@ def run(
         "on_time_refused_by_status": _by_status(refused_on_time),
         "on_time_answered_429_503": len(overloaded_on_time),
         "on_time_counted_late": len(counted_late),
+        # How far past the due date those were stamped (the server's stamp minus the due date).
+        "counted_late_ms_after_due": [
+            round((arrival[a["id"]].timestamp() - due) * 1000, 1) for a in counted_late
+        ],
+        # The client's send (its first try) to the server's stamp: how late stamps run.
+        "send_to_stamp_ms": {
+            "p50": round(percentile(stamp_lags, 0.5) * 1000, 1) if stamp_lags else None,
+            "p99": round(percentile(stamp_lags, 0.99) * 1000, 1) if stamp_lags else None,
+        },
         "retries_after_429_503": burst["retries"],
         "graded": sum(1 for r in rows if r[1] == "done"),
         "gradings_rows": len(gradings),

@@ -288,7 +288,10 @@ class Settings(BaseSettings):
     )
     redis_url: str = Field(default="redis://127.0.0.1:6379/0", description="Celery broker.")
     queue_max: int = Field(
-        default=1000, ge=1, description="Queued+running submissions before POST answers 503."
+        default=1000,
+        ge=1,
+        description="Queued+running submissions before POST answers 503 (practice and examples "
+        "runs; a graded attempt an assignment admits is queued anyway).",
     )
     rate_limit: int = Field(
         default=30, ge=1, description="Submissions one client may create per rate window."

@@ -25,7 +25,7 @@ from app.submissions.models import Submission
 from app.submissions.service import SubmissionService
 from tests.assignments.conftest import Course, at, error_of
 from tests.instructors.conftest import make_settings
-from tests.support.codes import CORRECT, variant
+from tests.support.codes import CORRECT, sleeper, variant
 from tests.support.people import seed_people
 
 
@@ -153,3 +153,22 @@ def test_the_bodys_last_byte_is_the_arrival() -> None:
         last_sent = pool.submit(asyncio.run, main()).result()
     assert seen["body"] == b'{"code": "x = 1"}'
     assert seen["stamp"].timestamp() >= last_sent
+
+
+def test_a_full_queue_refuses_practice_but_not_a_graded_attempt(tmp_path: Path) -> None:
+    settings = make_settings(tmp_path / "data", queue_max=1, workers=1, wall_seconds=10.0)
+    app = create_app(settings)
+    with TestClient(app) as api:
+        course = Course(api, seed_people(app.state.sessions))
+        created = course.create()
+        practice = "/api/problems/multi-head-attention/submissions"
+        first = api.post(
+            practice, json={"code": sleeper(3.0, 1)}, headers=course.people.headers("student")
+        )
+        assert first.status_code == 202, first.text
+        full = api.post(
+            practice, json={"code": variant("wrong", 2)}, headers=course.people.headers("student_b")
+        )
+        assert full.status_code == 503 and error_of(full)["code"] == "queue_full"
+        graded = course.submit(created["id"], variant("wrong", 3), who="student_b")
+        assert graded.status_code == 202, graded.text
