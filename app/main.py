@@ -39,6 +39,7 @@ from app.problems.loader import load_problems
 from app.problems.routes import router as problems_router
 from app.reports.routes import router as reports_router
 from app.submissions.list_routes import router as submission_list_router
+from app.submissions.pressure import PRESSURE
 from app.submissions.routes import body_cap as submission_body_cap
 from app.submissions.routes import router as submissions_router
 from app.testcases.routes import body_cap as case_body_cap
@@ -135,6 +136,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         settings=settings,
         eager=SUBMISSION_PATHS,
         cap=submission_body_cap(settings.max_code_bytes).limit,
+        opens=PRESSURE.accepting_one,
     )
     for router in ROUTERS:
         app.include_router(router)

@@ -18,6 +18,8 @@ router write it); it is taken when earlier than the service's own stamp and at m
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from contextlib import AbstractContextManager, ExitStack
 from datetime import UTC, datetime, timedelta
 
 from starlette.datastructures import Headers
@@ -27,6 +29,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from app.core.config import Settings
 
 STATE_KEY = "received_at"
+# scope["state"] key: the submission's "being accepted" mark, opened at its arrival (``opens``)
+# and closed by the route once the row is stored, or when the request ends.
+ACCEPTING_KEY = "accepting"
 PROXY_HEADER = "x-request-start"
 # A proxy stamp further back than this is a clock or unit error, not a slow network.
 MAX_PROXY_LEAD = timedelta(minutes=5)
@@ -41,6 +46,13 @@ def received_at(request: Request) -> datetime:
     """The request's arrival (see the module); now if no middleware stamped it (a test app)."""
     stamped = request.scope.get("state", {}).get(STATE_KEY)
     return stamped if isinstance(stamped, datetime) else now()
+
+
+def close_accepting(request: Request) -> None:
+    """The submission is stored (or refused): its "being accepted" mark ends here."""
+    accepting = request.scope.get("state", {}).pop(ACCEPTING_KEY, None)
+    if isinstance(accepting, ExitStack):
+        accepting.close()
 
 
 def proxy_start(value: str) -> datetime | None:
@@ -62,11 +74,21 @@ def proxy_start(value: str) -> datetime | None:
 class ArrivalMiddleware:
     """Stamps ``scope["state"]["received_at"]`` (see the module)."""
 
-    def __init__(self, app: ASGIApp, settings: Settings, eager: re.Pattern[str], cap: int) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        settings: Settings,
+        eager: re.Pattern[str],
+        cap: int,
+        opens: Callable[[], AbstractContextManager[object]] | None = None,
+    ) -> None:
+        """``opens``: entered when a request of ``eager`` arrives and left once the route
+        closes it (``close_accepting``) or the request ends: graders step aside meanwhile."""
         self.app = app
         self.settings = settings
         self.eager = eager
         self.cap = cap
+        self.opens = opens
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -74,11 +96,15 @@ class ArrivalMiddleware:
             return
         state = scope.setdefault("state", {})
         stamp = now()
-        if scope["method"] == "POST" and self.eager.fullmatch(scope["path"]):
-            early, receive = await self._read_ahead(receive)
-            stamp = now() if early else stamp
-        state[STATE_KEY] = self._from_proxy(scope, stamp)
-        await self.app(scope, receive, send)
+        with ExitStack() as accepting:
+            if scope["method"] == "POST" and self.eager.fullmatch(scope["path"]):
+                early, receive = await self._read_ahead(receive)
+                stamp = now() if early else stamp
+                if self.opens is not None:
+                    accepting.enter_context(self.opens())
+                    state[ACCEPTING_KEY] = accepting
+            state[STATE_KEY] = self._from_proxy(scope, stamp)
+            await self.app(scope, receive, send)
 
     async def _read_ahead(self, receive: Receive) -> tuple[bool, Receive]:
         """Reads the body up to ``cap`` bytes; True when it was all read. The application

@@ -1,5 +1,6 @@
-"""Accepting before grading, inside one process: submissions being accepted now, and a way for
-the embedded grading threads to step aside for them.
+"""Accepting before grading, inside one process: submissions being accepted now (from their
+request's arrival, app.core.arrival, to their row stored), and a way for the embedded grading
+threads to step aside for them.
 
 In the embedded mode the graders are threads of the API process: their host-side work (a run's
 wire, comparing, diagnosing, storing) takes the interpreter lock and the database's write lock

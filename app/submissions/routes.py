@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from app.auth.deps import Instructor, OptionalPrincipal
 from app.auth.tokens import Principal
 from app.core import metrics
-from app.core.arrival import received_at
+from app.core.arrival import close_accepting, received_at
 from app.core.bodies import BodyCap, read_capped
 from app.core.errors import ApiError, error_responses, first_error
 from app.core.threads import in_thread
@@ -25,7 +25,6 @@ from app.db.base import utcnow
 from app.problems.deps import ProblemDep
 from app.submissions.deps import SubmissionServiceDep
 from app.submissions.notices import ACTIVITY, COMPLETIONS
-from app.submissions.pressure import PRESSURE
 from app.submissions.repository import QUEUED
 from app.submissions.schemas import QueuePlace, RegradeAccepted, SubmissionCreate, SubmissionOut
 from app.submissions.service import Admission, SubmissionService, not_found
@@ -170,8 +169,9 @@ async def accept_submission(
     reads the request's arrival (``app.core.arrival``), not the moment of the insert."""
     began = time.perf_counter()
     arrived = received_at(request)
-    accepting = ExitStack()  # until the row is stored: graders step aside meanwhile
-    accepting.enter_context(PRESSURE.accepting_one())
+    # Until the row is stored, graders step aside (opened at the arrival by the middleware).
+    accepting = ExitStack()
+    accepting.callback(close_accepting, request)
     try:
         body = await _parse_body(request, service.settings.max_code_bytes)
     except BaseException as exc:

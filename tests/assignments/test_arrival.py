@@ -22,6 +22,7 @@ from app.core.config import Settings
 from app.main import SUBMISSION_PATHS, create_app
 from app.submissions.deps import get_submission_service
 from app.submissions.models import Submission
+from app.submissions.pressure import PRESSURE
 from app.submissions.service import SubmissionService
 from tests.assignments.conftest import Course, at, error_of
 from tests.instructors.conftest import make_settings
@@ -104,6 +105,7 @@ def test_only_a_trusted_proxy_sets_the_arrival_time(
     )
     assert accepted.status_code == 202, accepted.text
     assert abs((only_row(course).received_at - claimed).total_seconds()) < 0.002
+    assert PRESSURE.accepting == 0  # the refusal closed its "being accepted" mark too
 
 
 def test_proxy_start_formats() -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 from fastapi.testclient import TestClient
 
 from app.main import create_app
-from app.submissions.pressure import Pressure
+from app.submissions.pressure import PRESSURE, Pressure
 from tests.instructors.conftest import make_settings
 from tests.support.codes import sleeper
 
@@ -34,6 +34,8 @@ def test_a_queued_submission_says_how_many_are_ahead(tmp_path: Path) -> None:
                 if line.startswith("event: queue"):
                     break
         assert "event: queue" in lines, lines
+        # Every mark of "being accepted" was closed (a leak would slow every grading).
+        assert PRESSURE.accepting == 0
 
 
 def test_graders_step_aside_while_a_submission_is_accepted() -> None:
