@@ -23,8 +23,10 @@ bench: install-test
 	$(BIN)/python bench/run.py $(if $(PROBLEM),--problem $(PROBLEM))
 	$(if $(PROBLEM),,$(BIN)/python bench/problems.py)
 
-# A 300-student class submitting just before a deadline, graded with nothing lost, then the
-# gradebook API and page timed (< 3 min on 2 cores); writes bench/results/deadline-latest.json.
+# A 300-student class submitting around a deadline, twice on fresh servers: due in ten minutes
+# (then the gradebook API and page timed), and due 3 s into the burst; on-time refused or stored
+# late, accept p50/p95/p99, all answered/graded in, nothing lost (< 4 min on 2 cores); writes
+# bench/results/deadline-latest.json.
 .PHONY: bench-deadline
 bench-deadline: install-test frontend
 	$(BIN)/python bench/deadline.py

@@ -7,6 +7,7 @@ The one place that wires the service: every router is in ``ROUTERS``, the one li
 from __future__ import annotations
 
 import logging
+import re
 
 from fastapi import APIRouter, FastAPI
 from fastapi.staticfiles import StaticFiles
@@ -20,6 +21,7 @@ from app.auth.hashing_slots import HashingSlots
 from app.auth.oidc_routes import router as oidc_router
 from app.auth.routes import router as accounts_router
 from app.authoring.check import startup_defects
+from app.core.arrival import ArrivalMiddleware
 from app.core.bodies import BodyLimitMiddleware
 from app.core.config import Settings, get_settings
 from app.core.errors import install_error_handlers
@@ -41,6 +43,7 @@ from app.problems.routes import router as problems_router
 from app.reports.routes import course_router as course_reports_router
 from app.reports.routes import router as reports_router
 from app.submissions.list_routes import router as submission_list_router
+from app.submissions.pressure import PRESSURE
 from app.submissions.routes import body_cap as submission_body_cap
 from app.submissions.routes import router as submissions_router
 from app.testcases.course_routes import router as course_cases_router
@@ -53,6 +56,11 @@ from app.web.wheel import router as wheel_router
 log = logging.getLogger(__name__)
 
 BODY_CEILING_SLACK = 1024 * 1024
+# The routes that accept a submission: their bodies are read on arrival (app.core.arrival).
+SUBMISSION_PATHS = re.compile(
+    r"/api/problems/[^/]+/submissions"
+    r"|/api/courses/[^/]+/assignments/[^/]+/problems/[^/]+/submissions"
+)
 
 health_router = APIRouter(tags=["health"])
 
@@ -134,6 +142,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.add_middleware(BodyLimitMiddleware, limit=ceiling)
     app.add_middleware(ForwardedScheme, settings=settings)
+    # Added last, so it runs first: a request's arrival is taken before anything else is done.
+    app.add_middleware(
+        ArrivalMiddleware,
+        settings=settings,
+        eager=SUBMISSION_PATHS,
+        cap=submission_body_cap(settings.max_code_bytes).limit,
+        opens=PRESSURE.accepting_one,
+    )
     for router in ROUTERS:
         app.include_router(router)
     # Every route documents the errors and credentials its dependencies imply (docs/api.md).

@@ -2,13 +2,21 @@
 real server (embedded workers, the real sandbox), then the gradebook read and rendered.
 
     .venv/bin/python bench/deadline.py [--students 300] [--per-student 2] [--timeout 170]
+        [--due-in 3] [--only steady|rush]
 
-It starts ``python -m app serve`` on 127.0.0.1 with a temporary data dir, makes a course with
-``--students`` students (each with a personal access token) and a 5-problem assignment due in
-ten minutes, and has every student, each its own HTTP client, submit ``--per-student``
-solutions (a mix of correct ones and each problem's first fault) as fast as the server accepts
-them, retrying a 503/429 after its Retry-After, through the assignment's own submission route
-(which takes each graded attempt's number and checks the dates). It waits until every accepted
+Two runs, each on a fresh server: ``steady`` (the assignment due in ten minutes) and ``rush``
+(the due date set ``--due-in`` seconds after the burst starts, so it falls inside it).
+
+Each starts ``python -m app serve`` on 127.0.0.1 with a temporary data dir, makes a course with
+``--students`` students (each with a personal access token) and a 5-problem assignment with a
+later deadline (30 s after the due date, half credit), and has every student, each its own HTTP
+client (connected first, as a class's open pages are), submit ``--per-student`` solutions (a
+mix of correct ones and each problem's first fault) as fast as the server accepts them,
+retrying a 503/429 after its Retry-After, through the assignment's own submission route (which
+takes each graded attempt's number and checks the dates). A submission is *on time* when its
+client started sending it before the due date (client and server share the clock): one that is
+refused (409, or a 503/429) or whose stored time is after the due date is counted against the
+server. It waits until every accepted
 submission is graded and checks that nothing was lost: every accepted submission has exactly
 one result, with the verdict its code deserves, and the gradebook counts every attempt. Then it
 times the gradebook API (best and median of five) and, when Chromium is there, the gradebook
@@ -96,6 +104,11 @@ def start_server(root: Path) -> tuple[subprocess.Popen[bytes], str]:
     raise SystemExit("server did not start in 90 s")
 
 
+# The time every time rule reads: the request's arrival where the tree stores it, else the insert.
+ARRIVAL = getattr(Submission, "received_at", Submission.created_at)
+LATE_WINDOW = timedelta(seconds=30)
+
+
 def seed(sessions: sessionmaker[Session], students: int) -> dict[str, Any]:
     """A course, its instructor, ``students`` students with tokens, the assignment."""
     with sessions() as session:
@@ -120,6 +133,7 @@ def seed(sessions: sessionmaker[Session], students: int) -> dict[str, Any]:
         )
         session.add(assignment)
         session.flush()
+        set_due(session, assignment, assignment.due_at)
         for position, problem_id in enumerate(PROBLEMS):
             session.add(AssignmentProblem(assignment_id=assignment.id, problem_id=problem_id,
                                           points=10.0, position=position))  # fmt: skip
@@ -146,21 +160,49 @@ def plan(students: int, per_student: int) -> list[list[tuple[str, str]]]:
     return out
 
 
+def set_due(session: Session, assignment: Assignment, due: Any) -> None:
+    """Due at ``due``, then half credit for ``LATE_WINDOW`` (a late one is accepted, so an
+    on-time one counted late shows)."""
+    assignment.due_at = due
+    assignment.late_deadlines = json.dumps(
+        [{"until": (due + LATE_WINDOW).isoformat(), "credit": 0.5}]
+    )
+
+
 async def submit_all(
-    url: str, world: dict[str, Any], work: list[list[tuple[str, str]]], codes: dict[str, Any]
-) -> tuple[list[dict[str, Any]], list[float], int]:
-    """Every student at once, each its own client; their submissions one after another."""
-    accepted: list[dict[str, Any]] = []
+    url: str,
+    world: dict[str, Any],
+    work: list[list[tuple[str, str]]],
+    codes: dict[str, Any],
+    before_burst: Any,
+) -> dict[str, Any]:
+    """Every student at once, each its own client (connected before the burst); their
+    submissions one after another. ``before_burst()`` runs once every client is connected and
+    returns the due date (epoch seconds)."""
+    sent: list[dict[str, Any]] = []
     latencies: list[float] = []
     retries = 0
+    connected = asyncio.Event()
+    ready = 0
+    answered_at: list[float] = []
 
     async def student(index: int) -> None:
-        nonlocal retries
+        nonlocal retries, ready
         user_id, token = world["students"][index]
         headers = {"Authorization": f"Bearer {token}"}
-        async with httpx.AsyncClient(base_url=url, headers=headers, timeout=60) as client:
+        limits = httpx.Limits(max_connections=1)
+        async with httpx.AsyncClient(
+            base_url=url, headers=headers, timeout=60, limits=limits
+        ) as client:
+            (await client.get("/healthz")).raise_for_status()
+            ready += 1
+            if ready == len(work):
+                connected.set()
+            await connected.wait()
             for n, (problem, kind) in enumerate(work[index], start=1):
                 code = getattr(codes[problem], kind) + f"\n# student {index} attempt {n}\n"
+                first_sent = time.time()
+                statuses = []
                 while True:
                     start = time.perf_counter()
                     r = await client.post(
@@ -170,18 +212,34 @@ async def submit_all(
                         headers={"Idempotency-Key": f"s{index}-a{n}"},
                     )
                     latencies.append(time.perf_counter() - start)
+                    answered_at.append(time.perf_counter())
+                    statuses.append(r.status_code)
                     if r.status_code in (429, 503):
                         retries += 1
                         await asyncio.sleep(float(r.headers.get("Retry-After", "1")))
                         continue
-                    if r.status_code != 202:
-                        raise SystemExit(f"submission refused: {r.status_code} {r.text}")
                     break
-                accepted.append({"id": r.json()["id"], "user_id": user_id, "problem": problem,
-                                 "kind": kind, "attempt": n})  # fmt: skip
+                entry = {"user_id": user_id, "problem": problem, "kind": kind, "attempt": n,
+                         "sent": first_sent, "statuses": statuses, "body": r.json()}  # fmt: skip
+                if r.status_code == 202:
+                    entry["id"] = r.json()["id"]
+                sent.append(entry)
 
-    await asyncio.gather(*(student(i) for i in range(len(work))))
-    return accepted, latencies, retries
+    tasks = [asyncio.create_task(student(i)) for i in range(len(work))]
+    await connected.wait()
+    due = await asyncio.to_thread(before_burst)
+    began = time.perf_counter()
+    began_wall = time.time()
+    await asyncio.gather(*tasks)
+    return {
+        "sent": sent,
+        "latencies": latencies,
+        "retries": retries,
+        "began": began,
+        "began_wall": began_wall,
+        "due": due,
+        "all_answered_s": max(answered_at) - began,
+    }
 
 
 def wait_graded(
@@ -266,7 +324,11 @@ def page_render(url: str, world: dict[str, Any], students: int) -> dict[str, flo
             browser.close()
 
 
-def run(students: int, per_student: int, timeout: float) -> dict[str, Any]:
+def run(
+    students: int, per_student: int, timeout: float, due_in: float | None, page: bool = True
+) -> dict[str, Any]:
+    """One burst on a fresh server. ``due_in``: the due date that many seconds after the burst
+    starts (None: ten minutes ahead, as seeded)."""
     settings = Settings()
     loaded = load_problems(settings.problems_dir, settings.extra_problem_dirs)
     codes = {p: solutions(loaded[p].directory) for p in PROBLEMS}
@@ -279,11 +341,29 @@ def run(students: int, per_student: int, timeout: float) -> dict[str, Any]:
             sessions = sessionmaker(engine, expire_on_commit=False)
             world = seed(sessions, students)
             work = plan(students, per_student)
-            print(f"{students} students, {students * per_student} submissions, server {url}",
+            print(f"{students} students, {students * per_student} submissions, server {url}, "
+                  f"due {f'in {due_in:g} s' if due_in is not None else 'in 10 min'}",
                   flush=True)  # fmt: skip
-            began = time.perf_counter()
-            accepted, latencies, retries = asyncio.run(submit_all(url, world, work, codes))
+
+            def before_burst() -> float:
+                if due_in is None:
+                    with sessions() as session:
+                        assignment = session.get(Assignment, world["assignment"])
+                        assert assignment is not None
+                        return assignment.due_at.timestamp()
+                due = utcnow() + timedelta(seconds=due_in)
+                with sessions() as session:
+                    assignment = session.get(Assignment, world["assignment"])
+                    assert assignment is not None
+                    set_due(session, assignment, due)
+                    session.commit()
+                return due.timestamp()
+
+            burst = asyncio.run(submit_all(url, world, work, codes, before_burst))
+            began = burst["began"]
             accepted_s = time.perf_counter() - began
+            sent = burst["sent"]
+            accepted = [a for a in sent if "id" in a]
             ids = [a["id"] for a in accepted]
             rows = wait_graded(sessions, ids, timeout)
             wall = time.perf_counter() - began
@@ -291,14 +371,26 @@ def run(students: int, per_student: int, timeout: float) -> dict[str, Any]:
                 gradings = session.scalars(
                     select(Grading.submission_id).where(Grading.submission_id.in_(ids))
                 ).all()
+                arrival: dict[str, Any] = dict(
+                    session.execute(
+                        select(Submission.id, ARRIVAL).where(Submission.id.in_(ids))
+                    ).all()
+                )
             by_id = {r[0]: r for r in rows}
             wrong_verdicts = [a for a in accepted if by_id[a["id"]][4] != expected[a["kind"]]]
             to_verdict = [(r[3] - r[2]).total_seconds() for r in rows]
             first = min(r[2] for r in rows)
             last = max(r[3] for r in rows)
+            due = burst["due"]
+            on_time = [a for a in sent if a["sent"] < due]
+            refused_on_time = [a for a in on_time if a["statuses"][-1] != 202]
+            overloaded_on_time = [a for a in on_time if {429, 503} & set(a["statuses"])]
+            counted_late = [a for a in on_time if "id" in a and arrival[a["id"]].timestamp() > due]
+            graded_by = max(r[3] for r in rows).timestamp() - burst["began_wall"]
             api_runs, book = time_gradebook(url, world)
             counted = sum(c["attempts_used"] for s in book["students"] for c in s["cells"])
-            render = page_render(url, world, students)
+            render = page_render(url, world, students) if page else "skipped"
+            server_log = (root / "server.log").read_text(errors="replace")
         finally:
             engine.dispose()
             proc.terminate()
@@ -307,24 +399,47 @@ def run(students: int, per_student: int, timeout: float) -> dict[str, Any]:
             except subprocess.TimeoutExpired:
                 proc.kill()
     planned = students * per_student
+    latencies = burst["latencies"]
+    stamp_lags = [
+        arrival[a["id"]].timestamp() - a["sent"] for a in accepted if a["statuses"] == [202]
+    ]
     figures: dict[str, Any] = {
         "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "cpus": os.cpu_count(),
+        "load_average_at_start": LOAD_AT_START[0],
         "load_average_at_end": os.getloadavg()[0],
         "students": students,
+        "due_in_s": due_in,
         "submissions_planned": planned,
         "submissions_accepted": len(accepted),
-        "retries_after_429_503": retries,
+        "sent_before_due": len(on_time),
+        "on_time_refused": len(refused_on_time),
+        "on_time_refused_by_status": _by_status(refused_on_time),
+        "on_time_answered_429_503": len(overloaded_on_time),
+        "on_time_counted_late": len(counted_late),
+        # How far past the due date those were stamped (the server's stamp minus the due date).
+        "counted_late_ms_after_due": [
+            round((arrival[a["id"]].timestamp() - due) * 1000, 1) for a in counted_late
+        ],
+        # The client's send (its first try) to the server's stamp: how late stamps run.
+        "send_to_stamp_ms": {
+            "p50": round(percentile(stamp_lags, 0.5) * 1000, 1) if stamp_lags else None,
+            "p99": round(percentile(stamp_lags, 0.99) * 1000, 1) if stamp_lags else None,
+        },
+        "retries_after_429_503": burst["retries"],
         "graded": sum(1 for r in rows if r[1] == "done"),
         "gradings_rows": len(gradings),
         "wrong_verdicts": len(wrong_verdicts),
         "attempts_in_gradebook": counted,
+        "all_answered_in_s": round(burst["all_answered_s"], 2),
         "all_accepted_in_s": round(accepted_s, 2),
+        "all_graded_in_s": round(graded_by, 2),
         "wall_s": round(wall, 2),
         "graded_per_s": round(len(rows) / max((last - first).total_seconds(), 1e-9), 1),
         "accept_latency_ms": {
             "p50": round(percentile(latencies, 0.5) * 1000, 1),
             "p95": round(percentile(latencies, 0.95) * 1000, 1),
+            "p99": round(percentile(latencies, 0.99) * 1000, 1),
         },
         "submit_to_verdict_s": {
             "p50": round(percentile(to_verdict, 0.5), 2),
@@ -335,17 +450,32 @@ def run(students: int, per_student: int, timeout: float) -> dict[str, Any]:
             "median": round(statistics.median(api_runs), 3),
         },
         "gradebook_page": render,
+        "server_errors_logged": server_log.count("Traceback"),
     }
-    lost = planned - len(accepted) + len(accepted) - figures["graded"]
+    lost = len(accepted) - figures["graded"]
     figures["lost"] = lost
     figures["ok"] = (
         lost == 0
         and len(gradings) == len(accepted)
         and not wrong_verdicts
         and counted == len(accepted)
+        and not refused_on_time
+        and not counted_late
         and min(api_runs) < BUDGET_SECONDS
     )
     return figures
+
+
+def _by_status(entries: list[dict[str, Any]]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for entry in entries:
+        error = entry["body"].get("error", {}) if isinstance(entry["body"], dict) else {}
+        key = f"{entry['statuses'][-1]} {error.get('code', '')}".strip()
+        out[key] = out.get(key, 0) + 1
+    return out
+
+
+LOAD_AT_START = os.getloadavg()
 
 
 def main() -> int:
@@ -353,12 +483,26 @@ def main() -> int:
     parser.add_argument("--students", type=int, default=300)
     parser.add_argument("--per-student", type=int, default=2)
     parser.add_argument("--timeout", type=float, default=170.0, help="seconds to wait for grading")
+    parser.add_argument(
+        "--due-in", type=float, default=3.0, help="rush: the due date this long into the burst"
+    )
+    parser.add_argument("--only", choices=("steady", "rush"), default=None)
+    parser.add_argument("--no-page", action="store_true", help="skip the gradebook page")
     args = parser.parse_args()
-    figures = run(args.students, args.per_student, args.timeout)
-    print(json.dumps(figures, indent=2))
+    results: dict[str, Any] = {}
+    for name, due_in in (("steady", None), ("rush", args.due_in)):
+        if args.only not in (None, name):
+            continue
+        global LOAD_AT_START
+        LOAD_AT_START = os.getloadavg()
+        results[name] = run(
+            args.students, args.per_student, args.timeout, due_in,
+            page=name == "steady" and not args.no_page,
+        )  # fmt: skip
+        print(json.dumps({name: results[name]}, indent=2), flush=True)
     RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "deadline-latest.json").write_text(json.dumps(figures, indent=2) + "\n")
-    return 0 if figures["ok"] else 1
+    (RESULTS / "deadline-latest.json").write_text(json.dumps(results, indent=2) + "\n")
+    return 0 if all(r["ok"] for r in results.values()) else 1
 
 
 if __name__ == "__main__":

@@ -63,7 +63,7 @@ def csv_of(
             out = cut_report(out, cut)
         writer.writerow(
             (
-                row.created_at.isoformat(),
+                (row.received_at or row.created_at).isoformat(),
                 row.problem_id,
                 row.mode,
                 row.graded_attempt or "",

@@ -45,6 +45,7 @@ from app.assignments.service import (
     store,
     validate,
 )
+from app.core.arrival import received_at
 from app.core.bodies import BodyCap, json_body_schema, read_model
 from app.core.deps import SessionsDep
 from app.core.errors import ApiError, error_responses, first_error
@@ -334,8 +335,9 @@ async def submit_in_assignment(
     never costs an attempt. After the last deadline it is refused (``after_close: closed``) or
     accepted as practice that earns nothing; staff submissions are practice too. The answer is
     the report as the feedback policy lets the caller see it."""
+    arrived = received_at(request)
     await _in_session(
-        sessions, lambda s: _problem_in(s, access, assignment_id, problem_id, utcnow())
+        sessions, lambda s: _problem_in(s, access, assignment_id, problem_id, arrived)
     )
     return await accept_submission(
         request,

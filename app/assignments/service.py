@@ -368,12 +368,12 @@ def recent_graded(
     session: Session, assignment_id: int, user_id: int, problem_id: str, since: datetime
 ) -> tuple[int, datetime | None]:
     count, oldest = session.execute(
-        select(func.count(), func.min(Submission.created_at)).where(
+        select(func.count(), func.min(Submission.received_at)).where(
             Submission.assignment_id == assignment_id,
             Submission.user_id == user_id,
             Submission.problem_id == problem_id,
             Submission.graded_attempt.is_not(None),
-            Submission.created_at >= since,
+            Submission.received_at >= since,
         )
     ).one()
     if isinstance(oldest, str):  # SQLite returns aggregates of timestamps as text

@@ -134,6 +134,12 @@ class Settings(BaseSettings):
         "used in mailed reset links and as the single sign-on redirect's base. Unset means the "
         "address of the request.",
     )
+    proxy_request_start: bool = Field(
+        default=False,
+        description="Take a submission's arrival time from the trusted proxy's X-Request-Start "
+        "header (t=<epoch seconds, ms or us>) when it is earlier than the request's own; only "
+        "from GRADER_TRUSTED_PROXIES (docs/deadlines.md).",
+    )
     mailer: Literal["log", "smtp"] = Field(
         default="log",
         description="How password-reset links are sent when one is mailed: 'log' writes the link "
@@ -298,7 +304,10 @@ class Settings(BaseSettings):
     )
     redis_url: str = Field(default="redis://127.0.0.1:6379/0", description="Celery broker.")
     queue_max: int = Field(
-        default=1000, ge=1, description="Queued+running submissions before POST answers 503."
+        default=1000,
+        ge=1,
+        description="Queued+running submissions before POST answers 503 (practice and examples "
+        "runs; a graded attempt an assignment admits is queued anyway).",
     )
     rate_limit: int = Field(
         default=30, ge=1, description="Submissions one client may create per rate window."

@@ -58,6 +58,7 @@ STAGE_BUCKETS = (
 # The stages of one submission, in order: accepted -> stored -> claimed -> sandbox start ->
 # sandbox run -> compare -> diagnose -> result stored -> answered.
 STAGES = (
+    "arrival",  # the request's arrival (its body's last byte) to the row committed
     "accept",  # request body read to the row committed (the API)
     "queue",  # row created to claimed by a worker
     "prepare",  # claimed to the sandbox run starting (cases, the run request)
@@ -257,6 +258,11 @@ def accepted(mode: str, seconds: float) -> None:
     metrics = _get()
     metrics.child("accepted", mode).inc()
     metrics.child("stage", "accept").observe(seconds)
+
+
+def arrived(seconds: float) -> None:
+    """A submission stored this long after its request arrived (the wait a rush costs)."""
+    _get().child("stage", "arrival").observe(max(0.0, seconds))
 
 
 def rejected(reason: str) -> None:

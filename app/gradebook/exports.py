@@ -78,7 +78,7 @@ def attempts_csv(
                 attempt.problem_id,
                 attempt.number,
                 attempt.submission_id,
-                attempt.created_at.isoformat(),
+                attempt.received_at.isoformat(),
                 attempt.status,
                 attempt.verdict,
                 attempt.score,

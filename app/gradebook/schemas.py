@@ -129,6 +129,9 @@ class AttemptOut(BaseModel):
     credit_rule: str | None
     code: str
     report: GradeReport | None
+    received_at: datetime | None = Field(
+        default=None, description="When its request arrived: what the dates judge."
+    )
     created_at: datetime
     started_at: datetime | None
     finished_at: datetime | None
@@ -169,10 +172,29 @@ class ProblemInsight(BaseModel):
     diagnoses: list[CodeCount] = Field(description="Most common first.")
 
 
+class RushMinute(BaseModel):
+    minute: datetime = Field(description="The minute's start (UTC), by the requests' arrival.")
+    submissions: int
+
+
+class RushOut(BaseModel):
+    """The graded attempts around the due date: how many arrived each minute, how long their
+    students waited from arrival to verdict, and the queue now."""
+
+    due_at: datetime
+    per_minute: list[RushMinute] = Field(
+        description="Minutes from RUSH_BEFORE before the due date to RUSH_AFTER after it."
+    )
+    wait_p50_seconds: float | None = Field(description="Arrival to verdict, median.")
+    wait_p95_seconds: float | None
+    queued_now: int = Field(description="Submissions queued in the whole service now.")
+
+
 class InsightOut(BaseModel):
     assignment_id: int
     students: int
     problems: list[ProblemInsight]
+    rush: RushOut | None = None
 
 
 class RegradeOut(BaseModel):

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from app.assignments.models import (
@@ -77,7 +77,7 @@ class AttemptRow:
     status: str
     verdict: str | None
     score: float | None
-    created_at: datetime
+    received_at: datetime  # when its request arrived: what the dates judge
     finished_at: datetime | None
 
 
@@ -199,7 +199,7 @@ def load_attempts(
     s = Submission
     stmt = select(
         s.id, s.user_id, s.problem_id, s.graded_attempt, s.status, s.verdict, s.score,
-        s.created_at, s.finished_at,
+        func.coalesce(s.received_at, s.created_at), s.finished_at,
     ).where(s.assignment_id == assignment_id, s.graded_attempt.is_not(None))  # fmt: skip
     if user_id is not None:
         stmt = stmt.where(s.user_id == user_id)
@@ -299,7 +299,7 @@ class ScoreContext:
         if attempt.status != DONE or attempt.score is None:
             return None
         value, rule = attempt_value(
-            Attempt(attempt.number, attempt.created_at, attempt.score), dates, self.penalties
+            Attempt(attempt.number, attempt.received_at, attempt.score), dates, self.penalties
         )
         return AttemptCredit(value, round(value * points, 6), rule)
 
@@ -313,7 +313,7 @@ class ScoreContext:
     ) -> Cell:
         done = [a for a in attempts if a.status == DONE and a.score is not None]
         scored = problem_score(
-            [Attempt(a.number, a.created_at, a.score or 0.0) for a in done],
+            [Attempt(a.number, a.received_at, a.score or 0.0) for a in done],
             dates,
             self.penalties,
             self.scoring,
@@ -336,7 +336,7 @@ class ScoreContext:
             pending=len(attempts) - len(done),
             last_verdict=latest.verdict if latest else None,
             last_submission_id=latest.submission_id if latest else None,
-            last_at=latest.created_at if latest else None,
+            last_at=latest.received_at if latest else None,
         )
 
 

@@ -19,7 +19,7 @@ from app.core.errors import ApiError
 from app.courses.models import Membership
 from app.db.base import utcnow
 from app.gradebook import exports
-from app.gradebook.insight import class_insight
+from app.gradebook.insight import class_insight, rush
 from app.gradebook.models import GradeAdjustment
 from app.gradebook.schemas import (
     AdjustmentIn,
@@ -53,6 +53,7 @@ from app.gradebook.scores import (
 )
 from app.grading.schemas import GradeReport
 from app.submissions.models import Submission
+from app.submissions.repository import SubmissionRepository
 from app.submissions.schemas import submission_out
 
 
@@ -394,7 +395,10 @@ class GradebookService:
         self, course_id: int, assignment_id: int, section: str | None, reader: Principal
     ) -> InsightOut:
         """``reader``: as in ``student`` (no diagnoses counted on a problem cut for them)."""
-        return class_insight(self.book(course_id, assignment_id, section, diagnoses_for=reader))
+        book = self.book(course_id, assignment_id, section, diagnoses_for=reader)
+        with self.sessions() as session:
+            queued, _, _ = SubmissionRepository(session).queue_stats()
+        return class_insight(book).model_copy(update={"rush": rush(book, queued)})
 
     # -- regrade -------------------------------------------------------------------------------
 
@@ -459,6 +463,7 @@ def _attempt_out(row: Submission, credit: AttemptCredit | None, cut: Cut | None)
         credit_rule=None if credit is None else credit.rule,
         code=row.code,
         report=report,
+        received_at=row.received_at,
         created_at=row.created_at,
         started_at=started_at,
         finished_at=finished_at,

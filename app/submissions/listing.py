@@ -75,6 +75,7 @@ class SubmissionRow(BaseModel):
     user_name: str | None = None
     run: int = Field(description="1, then one more per regrade.")
     test_set_version: int | None = None
+    received_at: datetime | None = Field(default=None, description="When its request arrived.")
     created_at: datetime
     finished_at: datetime | None = None
 
@@ -169,6 +170,7 @@ def row_out(
         user_name=user_name,
         run=submission.run,
         test_set_version=submission.test_set_version,
+        received_at=submission.received_at,
         created_at=submission.created_at,
         finished_at=submission.finished_at,
     )

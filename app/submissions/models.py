@@ -75,6 +75,11 @@ class Submission(Base):
     score: Mapped[float | None] = mapped_column(Float, default=None)
     report: Mapped[str | None] = mapped_column(Text, default=None)  # GradeReport JSON
 
+    # When the request arrived (its body's last byte: app.core.arrival), the time every rule
+    # reads: dates and late credit, rate windows. ``created_at`` is when the row was inserted,
+    # which a loaded server may reach seconds later. Nullable in the schema only because SQLite
+    # cannot add a NOT NULL column in place (migration 0008 copies created_at into old rows).
+    received_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, nullable=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     started_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
@@ -83,7 +88,7 @@ class Submission(Base):
         UniqueConstraint("client", "idempotency_key", name="uq_submissions_client_idem"),
         Index("ix_submissions_status_created", "status", "created_at"),
         Index("ix_submissions_status_turn", "status", "turn", "created_at"),
-        Index("ix_submissions_client_created", "client", "created_at"),
+        Index("ix_submissions_client_received", "client", "received_at"),
         Index("ix_submissions_assignment_user", "assignment_id", "user_id", "problem_id"),
         # Two concurrent submissions cannot both take the last allowed attempt.
         Index(

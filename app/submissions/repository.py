@@ -94,6 +94,32 @@ class SubmissionRepository:
         stmt = select(func.count()).where(Submission.status.in_((QUEUED, RUNNING)))
         return int(self.session.scalar(stmt) or 0)
 
+    def queued_ahead(self, row: Submission) -> int:
+        """Queued submissions ahead of ``row`` in fair order (a lower round, or its round and
+        older)."""
+        s = Submission
+        ahead = self.session.scalar(
+            select(func.count()).where(
+                s.status == QUEUED,
+                or_(s.turn < row.turn, and_(s.turn == row.turn, s.created_at < row.created_at)),
+            )
+        )
+        return int(ahead or 0)
+
+    def grading_pace(self, sample: int) -> float | None:
+        """Gradings per second lately: the last ``sample`` gradings, read by the primary key
+        (None before there are two)."""
+        recent = list(
+            self.session.scalars(
+                select(Grading.finished_at).order_by(Grading.id.desc()).limit(sample)
+            )
+        )
+        pace = None
+        if len(recent) >= 2:
+            span = (utcnow() - min(recent)).total_seconds()
+            pace = len(recent) / span if span > 0 else None
+        return pace
+
     def queue_stats(self) -> tuple[int, int, datetime | None]:
         """Queued and running submissions, and when the oldest queued one was created."""
         stmt = select(
@@ -500,14 +526,14 @@ def _active_count(table: Any = SUBMISSIONS) -> Any:
 def _admission_statement() -> Any:
     row = SUBMISSIONS.c
     recent = select(func.count()).where(
-        row.client == bindparam("p_client"), row.created_at >= bindparam("p_since")
+        row.client == bindparam("p_client"), row.received_at >= bindparam("p_since")
     )
     active = _active_count()
     queued = select(func.count()).where(row.status == _QUEUED_SQL)
     running = exists().where(row.client == bindparam("p_client"), row.status == _RUNNING_SQL)
     return select(
         recent.scalar_subquery(),
-        recent.with_only_columns(func.min(row.created_at)).scalar_subquery(),
+        recent.with_only_columns(func.min(row.received_at)).scalar_subquery(),
         active.scalar_subquery(),
         queued.scalar_subquery(),
         running,

@@ -8,6 +8,7 @@ import json
 import time
 import uuid
 from collections.abc import AsyncIterator
+from contextlib import ExitStack
 from typing import Annotated
 
 from fastapi import APIRouter, Header, Query, Request, Response
@@ -17,6 +18,7 @@ from pydantic import ValidationError
 from app.auth.deps import OptionalPrincipal
 from app.auth.tokens import Principal
 from app.core import metrics
+from app.core.arrival import close_accepting, received_at
 from app.core.bodies import BodyCap, read_capped
 from app.core.config import Settings
 from app.core.errors import ApiError, error_responses, first_error
@@ -26,7 +28,8 @@ from app.db.base import utcnow
 from app.problems.deps import ProblemDep
 from app.submissions.deps import SubmissionServiceDep
 from app.submissions.notices import ACTIVITY, COMPLETIONS
-from app.submissions.schemas import SubmissionCreate, SubmissionOut
+from app.submissions.repository import QUEUED
+from app.submissions.schemas import QueuePlace, SubmissionCreate, SubmissionOut
 from app.submissions.service import Admission, SubmissionService, not_found
 
 router = APIRouter(tags=["submissions"])
@@ -165,12 +168,19 @@ async def accept_submission(
 ) -> SubmissionOut:
     """The one way a submission is accepted (practice, or in an assignment through ``admit``):
     the capped body, idempotency, rate limits and queue cap, then the optional wait. The answer
-    is what ``principal`` may see of it (``SubmissionService.present``)."""
+    is what ``principal`` may see of it (``SubmissionService.present``). Every time rule
+    reads the request's arrival (``app.core.arrival``), not the moment of the insert."""
     began = time.perf_counter()
+    arrived = received_at(request)
+    # Until the row is stored, graders step aside (opened at the arrival by the middleware).
+    accepting = ExitStack()
+    accepting.callback(close_accepting, request)
     try:
         body = await _parse_body(request, service.settings.max_code_bytes)
-    except ApiError as exc:
-        metrics.rejected(exc.body.error.code)
+    except BaseException as exc:
+        accepting.close()
+        if isinstance(exc, ApiError):
+            metrics.rejected(exc.body.error.code)
         raise
     deadline = time.monotonic() + wait
     new_id = str(uuid.uuid4())
@@ -188,13 +198,17 @@ async def accept_submission(
                 submission_id=new_id,
                 user_id=principal.user_id if principal is not None else None,
                 admit=admit,
+                received_at=arrived,
             )
         except ApiError as exc:
             metrics.rejected(exc.body.error.code)
             raise
+        finally:
+            accepting.close()
         submission = accepted.submission
         if not accepted.replayed:
             metrics.accepted(submission.mode, time.perf_counter() - began)
+            metrics.arrived((utcnow() - arrived).total_seconds())
         response.headers["Location"] = _location(submission.id)
         if accepted.replayed:
             response.headers["Idempotent-Replayed"] = "true"
@@ -208,7 +222,7 @@ async def accept_submission(
             else:
                 out = await _wait_done(service, submission.id, deadline, principal)
     if out is None:
-        out = await in_thread(service.present, submission, principal)
+        out = await in_thread(service.present, submission, principal, None, accepted.ahead)
     if out.status == "done":
         response.status_code = 200
         if out.finished_at is not None and wait > 0 and not accepted.replayed:
@@ -260,7 +274,8 @@ async def get_submission(
     responses={
         200: {
             "content": {"text/event-stream": {}},
-            "description": "Events `status` (queued, running, done), `phase` (a grading phase "
+            "description": "Events `status` (queued, running, done), `queue` (while queued: "
+            "`ahead` and `estimate_seconds`, sent when they change), `phase` (a grading phase "
             "finished, with its seconds), then `result` (the submission, as GET returns it).",
         },
         **error_responses({404: "Unknown submission"}),
@@ -299,11 +314,15 @@ async def _event_stream(
     """``timed``: phase events carry their seconds (a sandbox run's time includes the hidden
     cases', so a view cut by a feedback policy does not show it)."""
     last_sent = time.monotonic()
+    status: str | None = None
+    place: QueuePlace | None = None
     with ACTIVITY.watch(submission_id) as activity:
         while True:
             batch = await in_thread(service.events_after, submission_id, after)
             for event_id, kind, data in batch:
                 after = event_id
+                if kind == "status":
+                    status = json.loads(data).get("status", status)
                 if kind == "result":
                     row = await in_thread(service.get, submission_id)
                     if row is None or json.loads(data).get("run", row.run) != row.run:
@@ -316,9 +335,21 @@ async def _event_stream(
                 last_sent = time.monotonic()
                 if kind == "result":
                     return
+            if status in (None, "queued"):
+                # Not in the event log (it changes as others are graded): sent when it moved.
+                now_at = await in_thread(_queue_place, service, submission_id)
+                if now_at is not None and now_at != place:
+                    place = now_at
+                    yield f"event: queue\ndata: {now_at.model_dump_json()}\n\n"
+                    last_sent = time.monotonic()
             if time.monotonic() - last_sent > SSE_KEEPALIVE_SECONDS:
                 yield ": keep-alive\n\n"
                 last_sent = time.monotonic()
             # Woken by notices (this process's commits, or other processes' over Redis); the
             # read every wait_poll_seconds is a safety net for a lost one.
             await activity.wait(service.wait_poll_seconds)
+
+
+def _queue_place(service: SubmissionService, submission_id: str) -> QueuePlace | None:
+    row = service.get(submission_id)
+    return service.place(row) if row is not None and row.status == QUEUED else None

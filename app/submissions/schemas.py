@@ -33,6 +33,16 @@ class SubmissionCreate(BaseModel):
     mode: Mode = "submit"
 
 
+class QueuePlace(BaseModel):
+    """Where a queued submission stands: "41 ahead of you, about 1 min"."""
+
+    ahead: int = Field(description="Queued submissions that will be graded before it.")
+    estimate_seconds: float | None = Field(
+        description="About how long until it is graded, at the recent grading pace; null "
+        "before there is one."
+    )
+
+
 class SubmissionOut(GradeReport):
     """A submission and, once ``status`` is ``done``, every field of its grade report (a
     subclass, so fields the grader adds to ``GradeReport`` appear here too)."""
@@ -52,9 +62,17 @@ class SubmissionOut(GradeReport):
         "version whose public cases it ran.",
     )
     attempts: int = Field(description="How many times a worker started grading it.")
-    created_at: datetime
+    received_at: datetime | None = Field(
+        default=None,
+        description="When the request arrived (its body's last byte): the time an "
+        "assignment's dates and rate limits judge it by.",
+    )
+    created_at: datetime = Field(description="When it was stored (at or after received_at).")
     started_at: datetime | None = None
     finished_at: datetime | None = None
+    queue: QueuePlace | None = Field(
+        default=None, description="While queued: where it stands in the queue."
+    )
     view: Literal["visible", "summary", "verdict"] = Field(
         default="visible",
         description="How much of the report the caller is shown under the assignment's "
@@ -79,6 +97,7 @@ def submission_out(row: Submission, report: GradeReport | None = None) -> Submis
         "status": row.status,
         "test_set_version": row.test_set_version,
         "attempts": row.attempts,
+        "received_at": row.received_at,
         "created_at": row.created_at,
         "started_at": row.started_at,
         "finished_at": row.finished_at,

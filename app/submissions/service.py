@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import math
+import time
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -23,7 +24,12 @@ from app.grading.schemas import GradeReport
 from app.submissions.access import may_read
 from app.submissions.models import Submission
 from app.submissions.repository import DONE, QUEUED, SubmissionRepository
-from app.submissions.schemas import SubmissionCreate, SubmissionOut, submission_out
+from app.submissions.schemas import (
+    QueuePlace,
+    SubmissionCreate,
+    SubmissionOut,
+    submission_out,
+)
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +37,11 @@ QUEUE_FULL_RETRY_AFTER_SECONDS = 5
 # Waiters are woken by notices (the in-process grader's, or other processes' over Redis: see
 # app.submissions.broadcast); their database poll is only a safety net for a lost notice.
 SAFETY_POLL_SECONDS = 5.0
+# The gradings the queue's pace is measured over (the newest, by primary key), and how long a
+# measurement serves.
+PACE_SAMPLE = 50
+PACE_TTL_SECONDS = 2.0
+_PACE: dict[int, tuple[float, float | None]] = {}
 
 
 class Handoff(Protocol):
@@ -105,6 +116,7 @@ _CLAIM_REFUSED = object()
 class Accepted:
     submission: Submission
     replayed: bool  # an Idempotency-Key retry: the submission already existed
+    ahead: int | None = None  # queued before it when it was inserted (its place, roughly)
 
 
 def queue_full() -> ApiError:
@@ -163,12 +175,18 @@ class SubmissionService:
         self.view = view
 
     def present(
-        self, row: Submission, principal: Principal | None, report: GradeReport | None = None
+        self,
+        row: Submission,
+        principal: Principal | None,
+        report: GradeReport | None = None,
+        ahead: int | None = None,
     ) -> SubmissionOut:
         """The submission as ``principal`` may see it (404 when they may not): who may read
         practice is ``may_read``'s to say, who may read course work the course's rules'
         (``self.view``), which also say how much of either a reader is shown."""
         out = submission_out(row, report)
+        if row.status == QUEUED:
+            out.queue = self.place(row, ahead)
         if row.assignment_id is None and not may_read(principal, row):
             raise not_found(row.id)
         if self.view is None:
@@ -187,6 +205,30 @@ class SubmissionService:
         out = submission_out(row)
         shown = self.view(self.sessions, row, out, principal) if self.view is not None else out
         return out if shown is None else shown
+
+    def place(self, row: Submission, ahead: int | None = None) -> QueuePlace:
+        """Where queued ``row`` stands (``ahead``: known already, as the insert counted it),
+        and about how long until it is graded (the ones ahead and itself, at the recent
+        pace)."""
+        if ahead is None:
+            with self.sessions() as session:
+                ahead = SubmissionRepository(session).queued_ahead(row)
+        pace = self._pace()
+        estimate = None if pace is None else round((ahead + 1) / pace, 1)
+        return QueuePlace(ahead=ahead, estimate_seconds=estimate)
+
+    def _pace(self) -> float | None:
+        """The recent grading pace, read at most every ``PACE_TTL_SECONDS`` per process and
+        database: a rush's answers would otherwise each read it."""
+        key = id(self.sessions)
+        now = time.monotonic()
+        cached = _PACE.get(key)
+        if cached is not None and now - cached[0] < PACE_TTL_SECONDS:
+            return cached[1]
+        with self.sessions() as session:
+            pace = SubmissionRepository(session).grading_pace(PACE_SAMPLE)
+        _PACE[key] = (now, pace)
+        return pace
 
     @property
     def wait_poll_seconds(self) -> float:
@@ -246,10 +288,14 @@ class SubmissionService:
         submission_id: str | None = None,
         user_id: int | None = None,
         admit: Admission | None = None,
+        received_at: datetime | None = None,
     ) -> Accepted:
         """``submission_id``: the id a new row gets (a caller that watches for its completion
         before it is dispatched chooses it); a fresh UUID by default. ``admit``: see
-        ``Admission``; without it the row belongs to no account or assignment."""
+        ``Admission``; without it the row belongs to no account or assignment.
+        ``received_at``: when the request arrived (now by default): the time every rule reads
+        (rate windows, an assignment's dates), stored beside the insert's ``created_at``."""
+        arrived = received_at or utcnow()
         # A grader idle now takes the submission in its inserting transaction (one commit and
         # one thread wake-up less than queueing it), unless that would pass someone by.
         direct = True
@@ -265,6 +311,7 @@ class SubmissionService:
                     user_id=user_id,
                     admit=admit,
                     handoff=handoff,
+                    arrived=arrived,
                 )
             finally:
                 if handoff is not None:
@@ -287,6 +334,7 @@ class SubmissionService:
         user_id: int | None,
         admit: Admission | None,
         handoff: Handoff | None,
+        arrived: datetime,
     ) -> Accepted | object:
         """``_ATTEMPT_TAKEN``: a concurrent submission took the same graded attempt;
         ``_CLAIM_REFUSED``: a concurrent claim gave the client a running submission first.
@@ -301,12 +349,14 @@ class SubmissionService:
                 if existing is not None:
                     return Accepted(_same_request(existing, digest), replayed=True)
             window = timedelta(seconds=self.settings.rate_window_seconds)
-            now = utcnow()
+            now = arrived
             counts = repo.admission_counts(client, now - window)
             self._check_rate(counts.recent, counts.oldest, now)
-            if counts.active >= self.settings.queue_max:
-                raise queue_full()
             owner = admit(session, now, body) if admit is not None else Owner(user_id=user_id)
+            # The cap protects the service from practice traffic; a graded attempt the
+            # assignment admitted (on time, attempts left) is queued whatever the queue holds.
+            if counts.active >= self.settings.queue_max and owner.graded_attempt is None:
+                raise queue_full()
             submission = Submission(
                 id=submission_id or str(uuid.uuid4()),
                 problem_id=problem_id,
@@ -322,6 +372,7 @@ class SubmissionService:
                 status=QUEUED,
                 attempts=0,
                 run=1,
+                received_at=arrived,
                 created_at=utcnow(),
             )
             # Claimed at once only where the fair order would take it next: nothing queued
@@ -354,7 +405,7 @@ class SubmissionService:
             handoff.give(submission, token)
         else:
             self._dispatch(submission.id)
-        return Accepted(submission, replayed=False)
+        return Accepted(submission, replayed=False, ahead=counts.queued)
 
     def _dispatch(self, submission_id: str) -> None:
         try:

@@ -16,6 +16,7 @@ from datetime import timedelta
 
 from app.core import events, metrics
 from app.submissions.models import Submission
+from app.submissions.pressure import PRESSURE
 from app.submissions.repository import RUNNING, SubmissionRepository
 from app.worker.grader import GradingContext, claim_and_grade, grade_claimed, next_claimable
 
@@ -144,6 +145,9 @@ class EmbeddedPool:
         while not self._stop.is_set():
             try:
                 outcome = None
+                if dispatched or look:
+                    # Submissions being accepted first (app.submissions.pressure).
+                    PRESSURE.yield_to_acceptance()
                 if isinstance(dispatched, _Handed):
                     outcome = self._grade_handed(dispatched)
                 elif dispatched or (look and self._claimable_exists()):

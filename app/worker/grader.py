@@ -22,6 +22,7 @@ from app.grading.verdicts import Verdict
 from app.problems.loader import Problem
 from app.submissions.models import Submission
 from app.submissions.notices import COMPLETIONS, Completed
+from app.submissions.pressure import PRESSURE
 from app.submissions.repository import DONE, SubmissionRepository
 from app.worker.leases import LeaseKeeper
 from sandbox.protocol import Sandbox
@@ -169,6 +170,9 @@ def grade_claimed(
             report, version = internal_error(f"the grader failed: {kind}"), None
     if report.verdict == Verdict.INTERNAL_ERROR and "sandbox" in stages:
         metrics.sandbox_failed("internal_error")  # the backend's own failure, reported
+    # The result's transaction takes the database's write lock: submissions being accepted by
+    # this process first (app.submissions.pressure; never waits in a worker process).
+    PRESSURE.yield_to_acceptance()
     return _store(ctx, submission, token, report, version, stages)
 
 
@@ -264,6 +268,7 @@ def _as_stored(
         verdict=report.verdict.value,
         score=report.score,
         report=report_json,
+        received_at=submission.received_at,
         created_at=submission.created_at,
         started_at=submission.started_at,
         finished_at=finished_at,

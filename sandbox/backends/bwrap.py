@@ -33,6 +33,7 @@ from sandbox.backends.common import (
     interpret,
     kill_launched,
     launch,
+    lower_priority,
     rlimits,
 )
 from sandbox.backends.runtime import discover, entry_command
@@ -168,6 +169,7 @@ class BwrapSandbox:
         def preexec() -> None:
             cgroup.join(procs_files)  # before anything forks, and while still allowed to
             apply_rlimits(values)
+            lower_priority()
             if host_uid is not None:
                 self.become_unprivileged(host_uid)
 

@@ -44,7 +44,14 @@ from pathlib import Path
 from sandbox import seccomp
 from sandbox.backends import cgroup, unprivileged
 from sandbox.backends.bwrap import BwrapSandbox, cpu_budget
-from sandbox.backends.common import RawRun, apply_rlimits, interpret, read_streams, rlimits
+from sandbox.backends.common import (
+    RawRun,
+    apply_rlimits,
+    interpret,
+    lower_priority,
+    read_streams,
+    rlimits,
+)
 from sandbox.backends.runtime import ENTRY
 from sandbox.inside.zygote import GO
 from sandbox.protocol import Limits, RunRequest, RunResult
@@ -222,6 +229,7 @@ class ForkServerSandbox:
 
             def preexec() -> None:
                 apply_rlimits(values)
+                lower_priority()  # every run it forks inherits it
                 if uids is not None:
                     self.inner.become_unprivileged(uids.base)
 

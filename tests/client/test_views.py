@@ -93,3 +93,14 @@ def test_problems_are_typed_records_with_a_text_and_html_table(grader: Grader):
     html = problems._repr_html_()
     assert html.count("<tr>") == len(problems) + 1 and "<script" not in html
     assert problems.raw[0] == problems[0].raw and isinstance(problems.raw[0], dict)
+
+
+def test_queue_place_reads_as_the_page_says_it() -> None:
+    from tensorjudge_client.cli import describe_event
+    from tensorjudge_client.view import queue_text
+
+    assert describe_event("queue", {"ahead": 41, "estimate_seconds": 63.0}) == (
+        "Queued: 41 ahead of you, about 1 min"
+    )
+    assert queue_text({"ahead": 0, "estimate_seconds": 4.2}) == "Queued: next in line, about 4 s"
+    assert queue_text({"ahead": 3, "estimate_seconds": None}) == "Queued: 3 ahead of you"

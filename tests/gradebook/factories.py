@@ -129,6 +129,7 @@ def attempt_row(
         verdict=verdict if done else None,
         score=score,
         report=report(verdict, score, codes) if done and score is not None else None,
+        received_at=at,
         created_at=at,
         started_at=at + timedelta(seconds=1) if done else None,
         finished_at=at + timedelta(seconds=2) if done else None,

@@ -59,6 +59,8 @@ def describe_event(kind: str, data: dict[str, Any]) -> str:
         if status == "running" and isinstance(attempt, int) and attempt > 1:
             text += f" (attempt {attempt})"
         return text
+    if kind == "queue":
+        return view.queue_text(data)
     if kind == "phase":
         seconds = data.get("seconds")
         took = f"{seconds:.2f} s" if isinstance(seconds, int | float) else "?"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 import uuid
 from collections.abc import Callable
@@ -26,6 +27,7 @@ from tensorjudge_client.transport import (
     backoff,
     server_url,
 )
+from tensorjudge_client.view import queue_text
 
 # Called with each event of a submission's stream: ("status", {"status": "running", ...}),
 # ("phase", {"phase": "sandbox", "seconds": 0.3}), then ("result", {...}).
@@ -162,8 +164,11 @@ class Judge:
             idempotent=True,
         )
         status = str(created.get("status", "queued"))
-        if on_event is not None:
-            on_event("status", {"status": status})
+        if on_event is None:
+            on_event = _queue_notice()  # a notebook or script still sees where it stands
+        on_event("status", {"status": status})
+        if isinstance(created.get("queue"), dict):
+            on_event("queue", created["queue"])
         if status == "done":
             return Result(created)
         return self.follow(str(created["id"]), on_event=on_event, wait=wait, shown=status)
@@ -352,6 +357,21 @@ class Judge:
 
 # A submission's statuses in the order it goes through them (a retry starts again at queued).
 LIFECYCLE = {"queued": 0, "running": 1, "done": 2}
+
+
+def _queue_notice() -> EventHandler:
+    """Prints a queued submission's place (on stderr) each time it changes, nothing else."""
+    last = ""
+
+    def notice(kind: str, data: dict[str, Any]) -> None:
+        nonlocal last
+        if kind == "queue":
+            text = queue_text(data)
+            if text != last:
+                last = text
+                print(text, file=sys.stderr, flush=True)
+
+    return notice
 
 
 def _no_later(status: object, shown: str) -> bool:

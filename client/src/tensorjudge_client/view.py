@@ -49,6 +49,17 @@ def verdict_label(verdict: object) -> str:
     )
 
 
+def queue_text(place: dict[str, Any]) -> str:
+    """A queued submission's place, as the page says it: "41 ahead of you, about 1 min"."""
+    ahead = place.get("ahead")
+    seconds = place.get("estimate_seconds")
+    where = "next in line" if ahead == 0 else f"{ahead} ahead of you"
+    if not isinstance(seconds, int | float):
+        return f"Queued: {where}"
+    about = f"{max(1, round(seconds))} s" if seconds < 60 else f"{round(seconds / 60)} min"
+    return f"Queued: {where}, about {about}"
+
+
 def humanize(key: str) -> str:
     return key.replace("_", " ").capitalize()
 

@@ -2,7 +2,7 @@
 // fallback when the event stream fails and as a slow safety net if an event is missed.
 import { api } from "./api.js";
 
-const EVENT_NAMES = ["message", "status", "state", "phase", "queued", "running", "grading", "done", "result", "final", "finished"];
+const EVENT_NAMES = ["message", "status", "state", "phase", "queue", "queued", "running", "grading", "done", "result", "final", "finished"];
 const SAFETY_POLL_MS = 4000;
 const FALLBACK_POLL_MS = 1000;
 const RESULT_GRACE_MS = 1500;
@@ -17,7 +17,7 @@ function isFullRecord(data) {
 
 /**
  * Resolves with the finished submission (the GET /api/submissions/{id} record).
- * onState({status, phase}) is called on every change seen.
+ * onState({status, phase, queue}) is called on every change seen (queue: while queued, its place).
  */
 export function followSubmission(id, onState) {
   const url = `/api/submissions/${encodeURIComponent(id)}`;
@@ -49,7 +49,7 @@ export function followSubmission(id, onState) {
         const { data } = await api(url);
         if (finished) return;
         if (data.status === "done") return finish(data);
-        onState({ status: data.status, phase: null });
+        onState({ status: data.status, phase: null, queue: data.queue || null });
       } catch (err) {
         if (err.status === 404) {
           stop();
@@ -67,6 +67,8 @@ export function followSubmission(id, onState) {
       } catch {
         data = null;
       }
+      // Where a queued submission stands: {ahead, estimate_seconds}.
+      if (event.type === "queue") return onState({ status: "queued", phase: null, queue: data });
       const status = (data && (data.status || data.state)) || (event.type !== "message" ? event.type : null);
       const phase = data && (data.phase || data.stage || null);
       if (isFullRecord(data) || (isFinal(data, event.type) && event.type !== "status")) return finish(data);

@@ -48,7 +48,7 @@ function submission(s) {
     "details",
     { class: "student-submission", "data-submission": s.id },
     h("summary", {}, `${s.problem_id} · ${label} · `, s.verdict ? verdictLabel(s.verdict) : s.status, credit),
-    h("p", { class: "note" }, "Submitted ", when(s.created_at), " · started ", when(s.started_at), " · finished ", when(s.finished_at)),
+    h("p", { class: "note" }, "Submitted ", when(s.received_at || s.created_at), " · started ", when(s.started_at), " · finished ", when(s.finished_at)),
     h("h3", {}, "Code"),
     h("pre", { class: "code-block", tabindex: "0" }, h("code", {}, s.code)),
     s.report ? renderResult(sub, { mode: s.mode }) : h("p", { class: "note" }, `Not graded yet (${s.status}).`),

@@ -354,9 +354,37 @@ function openOverride(target, who) {
   until.focus();
 }
 
+/** Graded attempts per minute around the due date (by arrival), and how long students waited. */
+function rushSection(rush) {
+  if (!rush) return null;
+  const due = new Date(rush.due_at).getTime();
+  const busy = rush.per_minute.filter((m) => m.submissions > 0);
+  const peak = Math.max(1, ...rush.per_minute.map((m) => m.submissions));
+  const wait = (s) => (typeof s === "number" ? `${s < 60 ? s.toFixed(1) + " s" : (s / 60).toFixed(1) + " min"}` : "–");
+  return h(
+    "section",
+    { id: "insight-rush", class: "insight-rush" },
+    h("h3", {}, "The rush around the due date"),
+    h("p", {}, `Arrival to verdict: median ${wait(rush.wait_p50_seconds)}, 95 % within ${wait(rush.wait_p95_seconds)} · queued now: ${rush.queued_now}`),
+    busy.length === 0
+      ? h("p", { class: "note" }, "No graded attempt in the 30 minutes before the due date or the 10 after.")
+      : h(
+          "table",
+          { class: "rush-minutes" },
+          h("caption", {}, "Submissions per minute (by arrival)"),
+          h("tbody", {}, busy.map((m) => {
+            const offset = Math.round((new Date(m.minute).getTime() - due) / 60000);
+            const label = offset < 0 ? `${-offset} min before` : offset === 0 ? "due minute" : `${offset} min after`;
+            return h("tr", { "data-minute": m.minute }, h("th", { scope: "row" }, label), h("td", { class: "num" }, String(m.submissions)), h("td", {}, h("span", { class: "bar", style: `display:inline-block;height:0.7em;background:currentColor;width:${Math.round((100 * m.submissions) / peak)}px` })));
+          })),
+        ),
+  );
+}
+
 function insightPanel(insight) {
   return [
     h("h2", { id: "insight-heading" }, "Insight: what to re-teach"),
+    rushSection(insight.rush),
     h("p", { class: "note" }, `From each student's latest graded attempt (${insight.students} students).`),
     insight.problems.map((p) =>
       h(

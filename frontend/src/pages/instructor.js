@@ -477,11 +477,12 @@ function submissionQuery(cursor = null) {
 }
 
 function submissionRow(s) {
-  const when = new Date(s.created_at);
+  const at = s.received_at || s.created_at; // when it arrived: what the dates judge
+  const when = new Date(at);
   return h(
     "tr",
     { "data-submission": s.id },
-    h("td", { class: "nowrap" }, h("time", { datetime: s.created_at }, when.toLocaleString())),
+    h("td", { class: "nowrap" }, h("time", { datetime: at }, when.toLocaleString())),
     h("td", {}, s.problem_id),
     h("td", {}, s.user_name ?? (s.user_id === null ? "anonymous" : String(s.user_id))),
     h("td", {}, s.verdict ? s.verdict.replaceAll("_", " ") : s.status),

@@ -34,6 +34,8 @@ const PHASES = {
 let problem = null;
 let editor = null;
 let busy = false;
+// The latest graded submission of this page arrived before the due date (see receivedNote).
+let onTime = false;
 let requirementTitles = {};
 
 function statementColumn(p) {
@@ -233,8 +235,26 @@ function showResult(sub, mode, code = null) {
   if (banner) banner.scrollIntoView({ block: "nearest", behavior: still ? "auto" : "smooth" });
 }
 
+/** "Queued: 41 ahead of you, about 1 min" (the same words as `tj`). */
+function queueText(place) {
+  if (!place) return PHASES.queued;
+  const where = place.ahead === 0 ? "next in line" : `${place.ahead} ahead of you`;
+  const s = place.estimate_seconds;
+  if (typeof s !== "number") return `Queued: ${where}`;
+  return `Queued: ${where}, about ${s < 60 ? `${Math.max(1, Math.round(s))} s` : `${Math.round(s / 60)} min`}`;
+}
+
+/** Said of a submission received before its due date, whatever the time is now: it counts. */
+function receivedNote(data) {
+  const due = document.getElementById("assignment-due");
+  if (!data.received_at || !due || !due.dataset.due) return "";
+  const received = new Date(data.received_at);
+  return received <= new Date(due.dataset.due) ? ` Received ${received.toLocaleTimeString()}, before the due date: it counts as on time.` : "";
+}
+
 async function follow(id, mode, code = null) {
-  const sub = await followSubmission(id, ({ status, phase }) => {
+  const sub = await followSubmission(id, ({ status, phase, queue }) => {
+    if (status === "queued" && !phase) return setProgress(queueText(queue));
     setProgress(PHASES[phase] || PHASES[status] || `${status || "working"}${phase ? `: ${phase}` : ""}`);
   });
   updateSubmission(historyKey, id, { status: sub.status, verdict: sub.verdict, score: sub.score });
@@ -268,7 +288,8 @@ async function grade(mode) {
       stopProgress(resultLabel(data));
       renderHistory();
     } else {
-      setProgress(PHASES.queued);
+      setProgress(data.status === "queued" ? queueText(data.queue) + receivedNote(data) : PHASES[data.status] || PHASES.queued);
+      if (mode === "submit") onTime = receivedNote(data) !== "";
       await follow(data.id, mode, code);
     }
   } catch (err) {
@@ -304,7 +325,9 @@ async function refreshAssignment() {
         h("dt", {}, "Due"),
         h("dd", { id: "assignment-due", "data-due": mine.due_at }, new Date(mine.due_at).toLocaleString()),
         h("dt", {}, "Now"),
-        h("dd", { id: "assignment-credit" }, mine.open ? mine.rule : `closed: ${mine.rule}`),
+        // Past the due date while the student's last submission arrived before it: that one
+        // counts, and "closed" would read as if it did not.
+        h("dd", { id: "assignment-credit" }, mine.open ? mine.rule : onTime ? "due date passed: your last submission arrived on time and counts" : `closed: ${mine.rule}`),
         h("dt", {}, "Attempts"),
         h("dd", { id: "assignment-attempts", "data-used": mine.attempts_used }, attempts),
         h("dt", {}, "Feedback"),
