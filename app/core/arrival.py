@@ -98,7 +98,11 @@ class ArrivalMiddleware:
         state = scope.setdefault("state", {})
         stamp = now()
         with ExitStack() as accepting:
-            if scope["method"] == "POST" and self.eager.fullmatch(scope["path"]):
+            if (
+                scope["method"] == "POST"
+                and self.eager.fullmatch(scope["path"])
+                and not self._declared_over_cap(scope)
+            ):
                 early, receive = await self._read_ahead(receive)
                 stamp = now() if early else stamp
                 if self.opens is not None:
@@ -106,6 +110,12 @@ class ArrivalMiddleware:
                     state[ACCEPTING_KEY] = accepting
             state[STATE_KEY] = self._from_proxy(scope, stamp)
             await self.app(scope, receive, send)
+
+    def _declared_over_cap(self, scope: Scope) -> bool:
+        """A body declared over the cap is refused from its headers by the body ceiling: waiting
+        here for bytes the client may never send would hold the refusal back."""
+        length = Headers(scope=scope).get("content-length", "")
+        return length.isdigit() and int(length) > self.cap
 
     async def _read_ahead(self, receive: Receive) -> tuple[bool, Receive]:
         """Reads the body up to ``cap`` bytes; True when it was all read. The application

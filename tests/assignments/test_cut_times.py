@@ -3,8 +3,9 @@
 Two submissions that differ only in how long they sleep in each hidden case: under ``summary``
 and ``hidden`` every surface a student reads (the create response with ``?wait``, GET, the
 event stream, the CSV of their history, the client's views of the result) gives each the same
-time fields, apart from the arrival time (``created_at``), which the submission does not
-control. Staff, under no policy, still see when the run started and finished.
+time fields, apart from the request's arrival (``received_at``) and its acceptance
+(``created_at``), which the submission does not control. Staff, under no policy, still see
+when the run started and finished.
 """
 
 from __future__ import annotations
@@ -63,14 +64,16 @@ def test_a_cut_report_gives_the_run_no_time(course: Course, feedback: str, level
     for seconds in (0.0, 0.1):
         body = submit(course, created["id"], seconds)
         assert body["view"] == level
-        arrivals.add(datetime.fromisoformat(body["created_at"].replace("Z", "+00:00")))
+        for field in ("received_at", "created_at"):
+            arrivals.add(datetime.fromisoformat(body[field].replace("Z", "+00:00")))
         shown = surfaces(course, body["id"], "student", created["id"]) | {
             "wait": json.dumps(body),
             "client text": view.to_text(view.result_renderable(body)),
             "client line": view.summary_line(body),
         }
         for where, text in shown.items():
-            # The only times anywhere are arrivals (the CSV lists every submission's).
+            # The only times anywhere are arrivals and acceptances (the CSV lists every
+            # submission's).
             assert times_in(text) <= arrivals, (where, times_in(text), arrivals)
             assert "graded in" not in text, where
         assert all(set(p) == {"phase"} for p in phase_events(shown["events"]))

@@ -160,10 +160,13 @@ def add_attempt(
     codes: Sequence[str] = (),
     **kwargs: str,
 ) -> str:
-    """A graded attempt: done with ``score`` (0 to 1), or still queued with ``score`` None."""
+    """A graded attempt: done with ``score`` (0 to 1), or with ``score`` None still being
+    graded by another host (a queued row would be graded by the app's own workers meanwhile)."""
     row = attempt_row(
         assignment_id, user_id, problem_id, number, at, score, verdict, codes, **kwargs
     )
+    if score is None:
+        being_graded(row)
     with sessions() as session:
         session.add(row)
         session.commit()
