@@ -29,6 +29,7 @@ from sandbox.backends.common import (
     Launched,
     RawRun,
     apply_rlimits,
+    blas_kernel_environment,
     collect,
     interpret,
     kill_launched,
@@ -122,6 +123,8 @@ class BwrapSandbox:
             "--gid", str(SANDBOX_UID),
             "--hostname", "sandbox",
         ]  # fmt: skip
+        for name, value in blas_kernel_environment().items():
+            argv += ["--setenv", name, value]
         # The whole root is the runtime tree, served from memory (see runtree.py): nothing of
         # the host's disk, so nothing whose page cache another run shares.
         argv += ["--ro-bind", str(self.tree().path), "/", "--proc", "/proc"]

@@ -28,6 +28,17 @@ LAUNCHER_TASKS = 3
 SIGPENDING = 256
 MEMLOCK_BYTES = 64 * 1024
 
+# OpenBLAS's kernel choice, where the operator set it on the host (some processors need it: an
+# older OpenBLAS computes wrong results or crashes on them). A run's environment is otherwise
+# empty, so without these the reference outside and the same code inside would take different
+# kernels and differ in the last bits. Not secrets: /proc/cpuinfo tells as much.
+BLAS_KERNEL_VARIABLES = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+
+
+def blas_kernel_environment() -> dict[str, str]:
+    """The host's settings of ``BLAS_KERNEL_VARIABLES``, for a run's environment."""
+    return {name: os.environ[name] for name in BLAS_KERNEL_VARIABLES if name in os.environ}
+
 
 @dataclass
 class RawRun:

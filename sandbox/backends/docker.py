@@ -42,6 +42,7 @@ from sandbox.backends.common import (
     WALL_GRACE,
     CpuBudget,
     RawRun,
+    blas_kernel_environment,
     interpret,
 )
 from sandbox.backends.runtime import INSIDE_MOUNT, INSIDE_PACKAGE, entry_command
@@ -123,7 +124,7 @@ def container_options(limits: Limits) -> dict[str, Any]:
         "entrypoint": RUNNER_COMMAND,
         "command": [],
         "user": SANDBOX_USER,
-        "environment": {},  # run() adds only TENSORJUDGE_RUN, a random id
+        "environment": {},  # run() adds TENSORJUDGE_RUN, a random id, and the BLAS kernel's
         "working_dir": "/tmp",
         "hostname": "sandbox",
         "stdin_open": True,  # the SDK also sets StdinOnce: closing our end closes the runner's
@@ -270,7 +271,7 @@ class DockerSandbox:
         self.last_run_id = run_id
         options = container_options(limits)
         # Not a secret: it lets the host find this run's processes (as for bwrap).
-        options["environment"] = {"TENSORJUDGE_RUN": run_id}
+        options["environment"] = {"TENSORJUDGE_RUN": run_id, **blas_kernel_environment()}
         host_uid = self.host_uids.take()
         options["user"] = f"{host_uid}:{host_uid}"
         container = None
