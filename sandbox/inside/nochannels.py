@@ -1,6 +1,6 @@
 """The worker's own seccomp filter: once the submission's code runs, its process (and every
 process or thread it starts) makes no new pipe, socket, shared-memory object, aio context,
-message queue or huge-page mapping.
+message queue, huge-page mapping or session.
 
 Each of those takes its inode number from a counter the whole host shares: pipes, sockets,
 ``memfd_secret``, aio rings, POSIX message queues and huge-page mappings from ``get_next_ino()``,
@@ -9,6 +9,9 @@ shared memory from the kernel's internal tmpfs. A run that creates many moves th
 concurrent or later run reads it from the number of a new one (``fstat``, ``/proc/self/maps``):
 refusing their creation starves both ends. Nothing of a run needs them once the submission's
 code runs: the supervisor's pipes and the shared region are made before the worker exists.
+A new session (``setsid``) is a new scheduler autogroup, numbered by one host-wide counter with
+no batching, shown in ``/proc/self/autogroup``: a sender calling it ~8 000 times a second and a
+receiver reading its own child's number made the cleanest channel of all (red team, session 12).
 (eventfd, io_uring, userfaultfd, perf events, inotify and pidfds are refused for every process of
 the run by the sandbox's filter, ``sandbox/seccomp.py``; epoll, timerfd and signalfd all share
 one inode, so count nothing.)
@@ -53,6 +56,7 @@ ARCHES: dict[str, tuple[int, dict[str, int]]] = {
             "shmget": 29,
             "io_setup": 206,
             "mq_open": 240,
+            "setsid": 112,
             "mmap": 9,
         },
     ),
@@ -67,6 +71,7 @@ ARCHES: dict[str, tuple[int, dict[str, int]]] = {
             "shmget": 194,
             "io_setup": 0,
             "mq_open": 180,
+            "setsid": 157,
             "mmap": 222,
         },
     ),
