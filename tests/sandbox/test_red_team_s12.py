@@ -42,7 +42,7 @@ from tests.sandbox.test_allocator_channels import CHANNEL_LIMITS
 
 pytestmark = pytest.mark.timeout(180)
 
-EPERM = 1
+EPERM, EACCES = 1, 13
 
 # How each counter is moved and read, by a submission that uses no refused call but the one under
 # attack. ``move()`` takes one number of the counter; ``read()`` takes one and returns it (after
@@ -142,7 +142,8 @@ def test_a_run_moves_no_session_counter_a_later_run_reads(sandbox: Sandbox) -> N
     # Each reader takes a number itself before the fix (2), the host starts a few sessions of
     # its own meanwhile (cold bwrap and docker runs: one or two each); 800 is the sender's.
     assert all(m < MOVES // 2 for m in moved.values()), (moved, refused)
-    assert refused == {"autogroup": [EPERM], "session": [EPERM]}, refused
+    # setsid: EPERM (the filter); loginuid: EACCES (a root-owned file: the worker stays not dumpable)
+    assert refused == {"autogroup": [EPERM], "session": [EACCES]}, refused
     assert_grader_still_works(sandbox)
 
 
@@ -210,9 +211,78 @@ def test_session_counters_carry_nothing_between_concurrent_runs(
     assert_grader_still_works(unwrapped(sandbox))
 
 
+# The shared nice: a run that made itself dumpable again (``prctl`` or ``execve``) owns its
+# ``/proc/self/autogroup`` and may set the autogroup's nice value, 0-19, which on the fork server
+# every run shares (the zygote's session): a register. In each slot the sender writes a 4-bit
+# value, the receiver reads it in the slot's middle (slots > 0.1 s: the kernel lets the host make
+# one such write per 0.1 s, itself a clock every run could probe by writing).
+NICE_SENDER = """
+import ctypes, json, time
+
+libc = ctypes.CDLL(None, use_errno=True)
+T0, SLOT, VALUES = {t0!r}, {slot!r}, {values!r}
+
+def f(a, n):
+    dumpable = libc.prctl(4, 1, 0, 0, 0)
+    errors = []
+    for i, v in enumerate(VALUES):
+        while time.time() < T0 + i * SLOT:
+            time.sleep(0.001)
+        try:
+            with open("/proc/self/autogroup", "w") as fh:
+                fh.write(str(v))
+        except OSError as exc:
+            errors.append(exc.errno)
+    print(json.dumps({{"late": time.time() - T0 - len(VALUES) * SLOT, "dumpable": dumpable,
+                      "errors": sorted(set(errors))}}))
+    return a
+"""
+
+NICE_RECEIVER = """
+import json, time
+
+T0, SLOT, N = {t0!r}, {slot!r}, {n!r}
+
+def f(a, n):
+    late = time.time() - T0
+    got = []
+    for i in range(N):
+        while time.time() < T0 + (i + 0.5) * SLOT:
+            time.sleep(0.001)
+        with open("/proc/self/autogroup") as fh:
+            got.append(int(fh.read().split()[-1]))
+    print(json.dumps({{"late": late, "got": got}}))
+    return a
+"""
+
+NICE_SLOTS = 8
+NICE_SLOT = 0.25
+
+
+def test_no_run_sets_a_nice_value_another_run_reads(sandbox: Sandbox) -> None:
+    """Before: 8 of 8 values read on the fork server (elsewhere each run has a session of its
+    own, so the receiver read 0); now the sender cannot make itself dumpable and the write
+    is refused."""
+    values = [1 + secrets.randbelow(19) for _ in range(NICE_SLOTS)]
+    t0 = time.time() + 5.0
+    codes = {
+        "sender": NICE_SENDER.format(t0=t0, slot=NICE_SLOT, values=values),
+        "receiver": NICE_RECEIVER.format(t0=t0, slot=NICE_SLOT, n=NICE_SLOTS),
+    }
+    results = side_by_side(sandbox, codes, CHANNEL_LIMITS)
+    sent = report(results["sender"])
+    got = report(results["receiver"])
+    assert float(got["late"]) < 0, got  # type: ignore[arg-type]
+    right = sum(g == v for g, v in zip(got["got"], values, strict=True))  # type: ignore[call-overload]
+    print("nice values right", right, "of", NICE_SLOTS, "sent", values, "got", got, sent)
+    assert right < NICE_SLOTS // 2, (values, got, sent)
+    assert sent["dumpable"] == -1 and sent["errors"] == [EACCES], sent  # a root-owned file
+    assert_grader_still_works(unwrapped(sandbox))
+
+
 # What held, kept as tests because each is one line away from breaking: the filter is on every
-# thread the worker has and survives execve (which makes a process dumpable again), and the
-# odd ways to a shared mapping are refused or make none.
+# thread the worker has, execve is refused (it would make the process dumpable again), and the
+# odd ways to a refused call or a shared mapping are refused.
 HELD = r"""
 import ctypes, json, os, sys, threading
 
@@ -245,23 +315,17 @@ def f(a, n):
     # MAP_SHARED with bits above the flags' low half; remap_file_pages of a private mapping.
     out["mmap shared, upper flag bits"] = call(9, 0, 4096, 3, (1 << 32) | 0x21, -1, 0)
     out["remap_file_pages"] = call(216, 0, 4096, 0, 0, 0)
-    pid = os.fork()
-    if pid == 0:
-        code = (
-            "import ctypes; l = ctypes.CDLL(None, use_errno=True); f = (ctypes.c_int * 2)(); "
-            "s = [x.split()[1] for x in open('/proc/self/status') if x.startswith('Seccomp_f')]; "
-            "open('/tmp/exec', 'w').write(s[0] + ' ' + str(l.syscall(22, f)))"
-        )
-        os.execv(sys.executable, [sys.executable, "-S", "-c", code])
-    os.waitpid(pid, 0)
-    with open("/tmp/exec") as fh:
-        out["after execve (filters, pipe)"] = fh.read()
+    out["prctl(PR_SET_DUMPABLE), upper bits"] = call(157, (1 << 32) | 4, 1, 0, 0, 0)
+    out["prctl(PR_GET_DUMPABLE)"] = call(157, 3, 0, 0, 0, 0)
+    exe = ctypes.create_string_buffer(sys.executable.encode())
+    out["execve"] = call(59, ctypes.addressof(exe), 0, 0)
+    out["execveat"] = call(322, -100, ctypes.addressof(exe), 0, 0, 0)
     print(json.dumps(out))
     return a
 """
 
 
-def test_the_worker_filter_is_on_every_thread_and_survives_execve(sandbox: Sandbox) -> None:
+def test_the_worker_filter_is_on_every_thread_and_refuses_odd_forms(sandbox: Sandbox) -> None:
     out = report(run(sandbox, HELD))
     filters = out["main filters"]
     assert out["threads"] == [out["threads"][0]], out  # type: ignore[index]
@@ -269,4 +333,6 @@ def test_the_worker_filter_is_on_every_thread_and_survives_execve(sandbox: Sandb
     assert out["pipe, nr with upper bits"] == EPERM, out
     assert out["mmap shared, upper flag bits"] == EPERM, out
     assert out["remap_file_pages"] != 0, out
-    assert out["after execve (filters, pipe)"] == f"{filters} -1", out
+    assert out["prctl(PR_SET_DUMPABLE), upper bits"] == EPERM, out
+    assert out["prctl(PR_GET_DUMPABLE)"] == 0, out
+    assert out["execve"] == EPERM and out["execveat"] == EPERM, out
