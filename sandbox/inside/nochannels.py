@@ -11,7 +11,7 @@ refusing their creation starves both ends. Nothing of a run needs them once the 
 code runs: the supervisor's pipes and the shared region are made before the worker exists.
 A new session (``setsid``) is a new scheduler autogroup, numbered by one host-wide counter with
 no batching, shown in ``/proc/self/autogroup``: a sender calling it ~8 000 times a second and a
-receiver reading its own child's number carried ~40 bits a second between runs (red team,
+receiver reading its own child's number carried 7-12 bits a second between runs (red team,
 session 12). And the worker stays not dumpable (``prctl(PR_SET_DUMPABLE)`` and ``execve``, which
 makes a process dumpable again, are refused): a dumpable process owns its ``/proc/self`` files and
 may write two that reach other runs, ``autogroup`` (the nice value of a scheduler autogroup every
