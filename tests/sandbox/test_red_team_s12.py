@@ -142,7 +142,7 @@ def test_a_run_moves_no_session_counter_a_later_run_reads(sandbox: Sandbox) -> N
     # Each reader takes a number itself before the fix (2), the host starts a few sessions of
     # its own meanwhile (cold bwrap and docker runs: one or two each); 800 is the sender's.
     assert all(m < MOVES // 2 for m in moved.values()), (moved, refused)
-    # setsid: EPERM (the filter); loginuid: EACCES (a root-owned file: the worker stays not dumpable)
+    # setsid: EPERM (the filter); loginuid: EACCES (root's file: the worker stays not dumpable)
     assert refused == {"autogroup": [EPERM], "session": [EACCES]}, refused
     assert_grader_still_works(sandbox)
 
@@ -277,6 +277,43 @@ def test_no_run_sets_a_nice_value_another_run_reads(sandbox: Sandbox) -> None:
     print("nice values right", right, "of", NICE_SLOTS, "sent", values, "got", got, sent)
     assert right < NICE_SLOTS // 2, (values, got, sent)
     assert sent["dumpable"] == -1 and sent["errors"] == [EACCES], sent  # a root-owned file
+    assert_grader_still_works(unwrapped(sandbox))
+
+
+# Queued signals: every run may have 256 pending (RLIMIT_SIGPENDING), and every fork-server run
+# is also charged, at the top of its user namespaces, to the count of the zygote's uid, capped by
+# the zygote's own limit when it made the run's namespace. A sender queues as many real-time
+# signals to itself as it may (blocked) and holds them; a receiver, started while it holds them,
+# counts how many it may queue. Before: the zygote's limit was one run's 256, so the receiver
+# could queue 0 of 256 on the fork server (a register: the sender holding k left 256 - k).
+SIGNALS = """
+import ctypes, json, os, signal, time
+
+libc = ctypes.CDLL(None, use_errno=True)
+HOLD = {hold!r}
+
+def f(a, n):
+    time.sleep({wait!r})
+    signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGRTMIN])
+    info = (ctypes.c_int * 32)(int(signal.SIGRTMIN), 0, -1)  # si_code < 0: from userspace
+    queued = 0
+    while queued < 1024 and libc.syscall(129, os.getpid(), int(signal.SIGRTMIN), info) == 0:
+        queued += 1
+    time.sleep(HOLD)
+    print(json.dumps({{"queued": queued}}))
+    return a
+"""
+
+
+def test_no_run_takes_another_runs_pending_signals(sandbox: Sandbox) -> None:
+    codes = {
+        "sender": SIGNALS.format(hold=3.0, wait=0.0),
+        "receiver": SIGNALS.format(hold=0.0, wait=1.5),
+    }
+    results = side_by_side(sandbox, codes, CHANNEL_LIMITS)
+    sent, got = report(results["sender"]), report(results["receiver"])
+    print("queued", sent, got)
+    assert sent == {"queued": 256} and got == {"queued": 256}, (sent, got)
     assert_grader_still_works(unwrapped(sandbox))
 
 
