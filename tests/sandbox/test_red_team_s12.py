@@ -313,7 +313,9 @@ def test_no_run_takes_another_runs_pending_signals(sandbox: Sandbox) -> None:
     results = side_by_side(sandbox, codes, CHANNEL_LIMITS)
     sent, got = report(results["sender"]), report(results["receiver"])
     print("queued", sent, got)
-    assert sent == {"queued": 256} and got == {"queued": 256}, (sent, got)
+    # Each its own full share: 256 on bwrap; docker runs keep the engine's limit (each run a host
+    # uid of its own), so both reach this probe's own cap of 1024.
+    assert got == sent and int(sent["queued"]) >= 256, (sent, got)  # type: ignore[call-overload]
     assert_grader_still_works(unwrapped(sandbox))
 
 
