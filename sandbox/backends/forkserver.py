@@ -30,6 +30,7 @@ import contextlib
 import json
 import logging
 import os
+import resource
 import select
 import signal
 import socket
@@ -225,7 +226,13 @@ class ForkServerSandbox:
             userns_fd = unprivileged.userns_with_range(uids.base) if uids is not None else None
             argv = self._command(zygote_end.fileno(), filter_fds, seccomp_fd, userns_fd)
             extra_fds = [userns_fd] if userns_fd is not None else []
-            values = rlimits(ZYGOTE_LIMITS)
+            # The zygote keeps the grader's own RLIMIT_SIGPENDING: each run's user namespace
+            # takes its creator's limit as the cap of the count every run is charged to at the
+            # top of their namespaces, so a zygote held to one run's share (256) made that share
+            # all runs' together: one run holding 256 queued signals left every other run none,
+            # a register any two concurrent runs could read (red team, session 12). Each run
+            # still gets its own 256 (the go-ahead's rlimits), counted under its own namespace.
+            values = [v for v in rlimits(ZYGOTE_LIMITS) if v[0] != resource.RLIMIT_SIGPENDING]
 
             def preexec() -> None:
                 apply_rlimits(values)

@@ -1,6 +1,6 @@
 """The worker's own seccomp filter: once the submission's code runs, its process (and every
 process or thread it starts) makes no new pipe, socket, shared-memory object, aio context,
-message queue or huge-page mapping.
+message queue, huge-page mapping or session.
 
 Each of those takes its inode number from a counter the whole host shares: pipes, sockets,
 ``memfd_secret``, aio rings, POSIX message queues and huge-page mappings from ``get_next_ino()``,
@@ -9,6 +9,14 @@ shared memory from the kernel's internal tmpfs. A run that creates many moves th
 concurrent or later run reads it from the number of a new one (``fstat``, ``/proc/self/maps``):
 refusing their creation starves both ends. Nothing of a run needs them once the submission's
 code runs: the supervisor's pipes and the shared region are made before the worker exists.
+A new session (``setsid``) is a new scheduler autogroup, numbered by one host-wide counter with
+no batching, shown in ``/proc/self/autogroup``: a sender calling it ~8 000 times a second and a
+receiver reading its own child's number carried 7-12 bits a second between runs (red team,
+session 12). And the worker stays not dumpable (``prctl(PR_SET_DUMPABLE)`` and ``execve``, which
+makes a process dumpable again, are refused): a dumpable process owns its ``/proc/self`` files and
+may write two that reach other runs, ``autogroup`` (the nice value of a scheduler autogroup every
+fork-server run shares, a register any run could set and read, and a host-wide rate limit of ten
+writes a second, a clock every run could see) and ``loginuid`` (see ``runner.pin_login_uid``).
 (eventfd, io_uring, userfaultfd, perf events, inotify and pidfds are refused for every process of
 the run by the sandbox's filter, ``sandbox/seccomp.py``; epoll, timerfd and signalfd all share
 one inode, so count nothing.)
@@ -53,6 +61,10 @@ ARCHES: dict[str, tuple[int, dict[str, int]]] = {
             "shmget": 29,
             "io_setup": 206,
             "mq_open": 240,
+            "setsid": 112,
+            "execve": 59,
+            "execveat": 322,
+            "prctl": 157,
             "mmap": 9,
         },
     ),
@@ -67,6 +79,10 @@ ARCHES: dict[str, tuple[int, dict[str, int]]] = {
             "shmget": 194,
             "io_setup": 0,
             "mq_open": 180,
+            "setsid": 157,
+            "execve": 221,
+            "execveat": 281,
+            "prctl": 167,
             "mmap": 222,
         },
     ),
@@ -91,6 +107,7 @@ SECCOMP_RET_ALLOW = 0x7FFF0000
 SECCOMP_RET_ERRNO = 0x00050000
 NR, ARCH = 0, 4
 FLAGS_ARG = 3
+PR_SET_DUMPABLE = 4
 
 
 def _insn(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
@@ -99,7 +116,8 @@ def _insn(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
 
 def program(machine: str) -> bytes:
     """The BPF program for ``machine`` (``platform.machine()``): EPERM for every refused call
-    (mmap only when shared or huge-page), ENOSYS for another architecture's calls."""
+    (mmap only when shared or huge-page, prctl only for PR_SET_DUMPABLE), ENOSYS for another
+    architecture's calls."""
     audit_arch, numbers = ARCHES[machine]
     deny = _insn(RET_K, SECCOMP_RET_ERRNO | errno.EPERM)
     out = [
@@ -111,8 +129,16 @@ def program(machine: str) -> bytes:
     if machine == "x86_64":
         out += [_insn(JGE_K, X32_BIT, jf=1), deny]
     for name, number in numbers.items():
-        if name != "mmap":
+        if name not in ("mmap", "prctl"):
             out += [_insn(JEQ_K, number, jf=1), deny]
+    # prctl: only PR_SET_DUMPABLE (its option, the first argument, an int).
+    out += [
+        _insn(JEQ_K, numbers["prctl"], jf=4),
+        _insn(LD_W_ABS, 16),
+        _insn(JEQ_K, PR_SET_DUMPABLE, jf=1),
+        deny,
+        _insn(RET_K, SECCOMP_RET_ALLOW),
+    ]
     # mmap, last: its flags (the low 32 bits of the fourth argument, little-endian).
     out += [
         _insn(JEQ_K, numbers["mmap"], jf=6),

@@ -97,7 +97,28 @@ def one_blas_thread() -> None:
         os.environ.setdefault(var, "1")
 
 
+def pin_login_uid() -> None:
+    """Give this process (and so every process of its runs) an audit login uid, if it has none.
+
+    A task whose login uid is unset may set it once without privilege (``/proc/self/loginuid``),
+    and each such write takes the next number of one host-wide counter, the audit session id,
+    which ``/proc/self/sessionid`` then shows: a sender in one run setting it from thousands of
+    new threads a second and a receiver in another run reading its own thread's number carried
+    tens of bits a second between runs (red team, session 12). Once it is set, changing it takes
+    CAP_AUDIT_CONTROL of the host, which no run has. Best effort: a kernel without audit has no
+    such file, and one that refuses this write refuses the submission's too."""
+    try:
+        with open("/proc/self/loginuid", "rb") as f:
+            if int(f.read() or b"0") != 0xFFFFFFFF:
+                return
+        with open("/proc/self/loginuid", "wb", buffering=0) as f:
+            f.write(str(os.getuid()).encode())
+    except (OSError, ValueError):
+        pass
+
+
 def main(argv: list[str]) -> int:
+    pin_login_uid()
     add_sys_paths(argv)
     one_blas_thread()
     preload()

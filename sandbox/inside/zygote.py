@@ -379,6 +379,7 @@ def main(argv: list[str]) -> int:
     _uncover_proc()
     from . import runner
 
+    runner.pin_login_uid()  # once: every run inherits it
     runner.one_blas_thread()
     runner.preload()
     import io  # noqa: F401  (everything the children use is imported once, here)

@@ -99,13 +99,16 @@ def _scan(phase):
     mem_bytes = regions = 0
     with open("/proc/self/maps") as f:
         maps = f.read().splitlines()
+    import ctypes
+
+    # Not dumpable (inherited from the supervisor), and the worker's filter refuses making it
+    # so: /proc/self/mem is root's. The process reads its own memory directly instead.
+    ctypes.CDLL(None).prctl(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE
     try:
         mem = os.open("/proc/self/mem", os.O_RDONLY)
-    except PermissionError:  # not dumpable (inherited from the supervisor): make it so
-        import ctypes
-
-        ctypes.CDLL(None).prctl(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE
-        mem = os.open("/proc/self/mem", os.O_RDONLY)
+    except PermissionError:
+        mem = -1
+    scratch = (ctypes.c_char * len(_SCRATCH)).from_buffer(_SCRATCH)
     try:
         for line in maps:
             fields = line.split()
@@ -117,14 +120,20 @@ def _scan(phase):
             while pos < hi:
                 size = min(_CHUNK + 64, hi - pos)
                 try:
-                    n = os.preadv(mem, [_VIEW[:size]], pos)
+                    if mem < 0:
+                        ctypes.memmove(scratch, pos, size)
+                        n = size
+                    else:
+                        n = os.preadv(mem, [_VIEW[:size]], pos)
                 except OSError:
                     break
                 mem_bytes += n
                 _search(n, found, "mem")
                 pos += _CHUNK
     finally:
-        os.close(mem)
+        if mem >= 0:
+            os.close(mem)
+        del scratch
     # The objects the collector knows (frozen ones too) and what they hold.
     gc.unfreeze()
     objects = 0
