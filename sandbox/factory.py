@@ -37,6 +37,13 @@ class UnsafeSandboxRefused(RuntimeError):
     pass
 
 
+def _keep_resident(settings: SandboxSettings) -> float:
+    from sandbox.backends.residency import DEFAULT_PERIOD_SECONDS
+
+    # getattr: settings objects written before this existed have no such field.
+    return float(getattr(settings, "sandbox_keep_resident_seconds", DEFAULT_PERIOD_SECONDS))
+
+
 def make_sandbox(settings: SandboxSettings) -> Sandbox:
     kind = settings.sandbox
     if kind == "bwrap":
@@ -47,6 +54,7 @@ def make_sandbox(settings: SandboxSettings) -> Sandbox:
             host_uid_base=settings.sandbox_host_uid_base,
             use_cgroup=settings.sandbox_cgroup,
             cgroup_parent=settings.sandbox_cgroup_parent,
+            keep_resident_seconds=_keep_resident(settings),
         )
         # getattr: settings objects written before these existed have no such field.
         if bool(getattr(settings, "sandbox_forkserver", False)):
@@ -68,6 +76,7 @@ def make_sandbox(settings: SandboxSettings) -> Sandbox:
             image=settings.docker_image,
             base_url=settings.docker_url,
             host_uid_base=settings.sandbox_host_uid_base,
+            keep_resident_seconds=_keep_resident(settings),
         )
         return sandbox
     if kind == "process":

@@ -253,6 +253,16 @@ class Settings(BaseSettings):
         "namespaces and cgroup but holding nothing of any submission; each serves one "
         "submission. 0 forks each run when its submission arrives.",
     )
+    sandbox_keep_resident_seconds: float = Field(
+        default=30.0,
+        ge=0.0,
+        le=120.0,
+        description="How often the memory every run shares (the runtime tree, the docker "
+        "image's layers, the fork server's zygote) is read through again, so a host that "
+        "reclaims idle guest memory never leaves a page that one run touched faster for the "
+        "next; keep it well under that host's idle age (docs/sandbox-isolation.md). 0 turns it "
+        "off.",
+    )
     docker_image: str = Field(
         default="tensorjudge/sandbox:latest",
         description="Image the 'docker' sandbox runs, built from sandbox/Dockerfile.",

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sandbox import seccomp
-from sandbox.backends import cgroup, procmask, proctree, runtree, unprivileged
+from sandbox.backends import cgroup, procmask, proctree, residency, runtree, unprivileged
 from sandbox.backends.common import (
     LAUNCHER_TASKS,
     CpuBudget,
@@ -60,6 +60,7 @@ class BwrapSandbox:
         use_cgroup: bool = True,
         cgroup_parent: Path | None = None,
         tree_base: Path | None = None,
+        keep_resident_seconds: float = residency.DEFAULT_PERIOD_SECONDS,
     ) -> None:
         self.runtime = discover(python)
         self.bwrap = shutil.which(bwrap) or bwrap
@@ -79,6 +80,11 @@ class BwrapSandbox:
         except runtree.RuntimeTreeError as exc:
             self.tree_error = str(exc)
             log.error("no sandbox run can start: %s", exc)
+        # Every run reads the tree: its pages stay resident whatever runs touch (residency.py).
+        tree = self._tree
+        self.residency = residency.ResidencyKeeper(
+            "tree", files=lambda: [tree.path] if tree else [], period=keep_resident_seconds
+        ).start()
         # The latest run's TENSORJUDGE_RUN value and cgroup directories, for diagnostics.
         self.last_run_id = ""
         self.last_cgroup_dirs: list[Path] = []

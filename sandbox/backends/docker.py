@@ -18,6 +18,7 @@ import io
 import json
 import logging
 import math
+import os
 import secrets
 import select
 import socket
@@ -26,7 +27,7 @@ import tarfile
 import time
 from collections.abc import Callable, Iterable
 from functools import lru_cache
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import docker
@@ -36,7 +37,7 @@ from docker.types import LogConfig, Ulimit
 from requests.exceptions import RequestException
 
 from sandbox import seccomp
-from sandbox.backends import cgroup, procmask, unprivileged
+from sandbox.backends import cgroup, procmask, residency, unprivileged
 from sandbox.backends.common import (
     SANDBOX_STDERR_CAP,
     WALL_GRACE,
@@ -184,7 +185,11 @@ class DockerSandbox:
     name = "docker"
 
     def __init__(
-        self, image: str = DEFAULT_IMAGE, base_url: str | None = None, host_uid_base: int = 200_000
+        self,
+        image: str = DEFAULT_IMAGE,
+        base_url: str | None = None,
+        host_uid_base: int = 200_000,
+        keep_resident_seconds: float = residency.DEFAULT_PERIOD_SECONDS,
     ) -> None:
         self.image = image
         # Each container runs as a host uid of its own (no user namespace: the container's uid is
@@ -211,7 +216,22 @@ class DockerSandbox:
                 "rebuild the image (bash .ci/docker-setup.sh)"
             )
         self.warmed_bytes = self.warm()
+        # The engine's reading keeps no page resident for long if the machine's host reclaims
+        # idle guest memory (residency.py); the image's layers on this host's disk are read
+        # again and again. An engine on another host reads what it reads.
+        self.residency = residency.ResidencyKeeper(
+            "image", files=self.layer_dirs, period=keep_resident_seconds
+        ).start()
         self.prune()
+
+    def layer_dirs(self) -> list[Path]:
+        """The image's layers as directories on this host (overlay2), if they are here."""
+        try:
+            data = self.client.images.get(self.image).attrs.get("GraphDriver", {}).get("Data", {})
+        except (DockerException, RequestException):
+            return []
+        found = [*str(data.get("LowerDir") or "").split(":"), str(data.get("UpperDir") or "")]
+        return [Path(d) for d in found if d and os.path.isdir(d)]
 
     def image_package(self) -> dict[str, str]:
         """``package_digests`` of the package baked into the image, read without starting a

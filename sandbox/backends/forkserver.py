@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sandbox import seccomp
-from sandbox.backends import cgroup, unprivileged
+from sandbox.backends import cgroup, residency, unprivileged
 from sandbox.backends.bwrap import BwrapSandbox, cpu_budget
 from sandbox.backends.common import (
     RawRun,
@@ -173,6 +173,10 @@ class ForkServerSandbox:
         )
         if self.spares:
             self._primer.start()
+        # Every run is a copy-on-write fork of the zygote: its memory is shared like the tree's.
+        self.residency = residency.ResidencyKeeper(
+            "zygote", pids=self._zygote_process, period=inner.residency.period
+        ).start()
         atexit.register(_close_at_exit, weakref.ref(self))
         self.wait_ready()
 
@@ -307,6 +311,22 @@ class ForkServerSandbox:
                 self._want_start = True
                 self._wanted.notify_all()
 
+    def _zygote_process(self) -> list[int]:
+        """The zygote's own Python process: the nearest process under the launcher that is not
+        bwrap (its runs are further down)."""
+        launcher = self.zygote_pid()
+        if launcher is None:
+            return []
+        try:
+            bwrap = os.stat(f"/proc/{launcher}/exe")
+            for pid in residency.descendants(launcher):
+                exe = os.stat(f"/proc/{pid}/exe")
+                if (exe.st_dev, exe.st_ino) != (bwrap.st_dev, bwrap.st_ino):
+                    return [pid]
+        except OSError:
+            pass  # the zygote is being replaced: the next round finds the new one
+        return []
+
     def zygote_pid(self) -> int | None:
         """Host pid of the zygote's bwrap launcher (for tests and operators)."""
         with self._lock:
@@ -323,6 +343,7 @@ class ForkServerSandbox:
     def close(self) -> None:
         with self._wanted:
             self._closed = True
+            self.residency.stop()
             zygote, self._zygote = self._zygote, None
             spares = list(self._spare_pool)
             self._spare_pool.clear()
