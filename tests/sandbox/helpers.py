@@ -297,6 +297,35 @@ def side_by_side(
     return results
 
 
+def manchester_pair(
+    sandbox: Sandbox, sender: str, receiver: str, limits: Limits, bits: list[int], half: float
+) -> dict[str, object]:
+    """A sender and a receiver side by side, their slots starting together 5 s ahead (both runs
+    started by then, even cold docker containers on a busy host): ``sender`` is formatted with
+    ``t0``, ``bits`` and ``half``, ``receiver`` with ``t0``, ``slots`` and ``half``. The sender
+    prints how late it started last; the receiver a JSON object with ``late``. Neither may have
+    started late (the attempt would prove nothing); the receiver's report."""
+    t0 = time.time() + 5.0
+    codes = {
+        "sender": sender.format(t0=t0, bits=bits, half=half),
+        "receiver": receiver.format(t0=t0, slots=2 * len(bits), half=half),
+    }
+    results = side_by_side(sandbox, codes, limits)
+    sent = results["sender"]
+    assert sent.status == "ok" and sent.cases[0].error is None, (sent.message, sent.cases)
+    assert float(sent.stdout.split()[-1]) < 0, f"the sender started late: {sent.stdout}"
+    got = report(results["receiver"])
+    assert float(got["late"]) < 0, f"the receiver started late: {got['late']}"  # type: ignore[arg-type]
+    return got
+
+
+def manchester_decoded(moved: list[int], bits: list[int]) -> int:
+    """How many bits a receiver decodes from how far a counter ``moved`` in each half slot (a
+    one moves it more in the first half), read either way up: at chance len(bits) / 2."""
+    right = sum(int(moved[2 * i] > moved[2 * i + 1]) == bit for i, bit in enumerate(bits))
+    return max(right, len(bits) - right)
+
+
 def balanced_secret(n: int) -> list[int]:
     """A random secret with as many ones as zeros: a source that never moves decodes n/2."""
     bits = [1] * (n // 2) + [0] * (n - n // 2)

@@ -6,8 +6,6 @@ receiver side by side no longer get a bit through the pipe or the memfd counter.
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from sandbox.inside import nochannels
@@ -15,9 +13,10 @@ from sandbox.protocol import Sandbox
 from tests.sandbox.helpers import (
     assert_grader_still_works,
     balanced_secret,
+    manchester_decoded,
+    manchester_pair,
     report,
     run,
-    side_by_side,
 )
 from tests.sandbox.test_allocator_channels import BITS, CHANNEL_LIMITS, HALF
 
@@ -248,21 +247,8 @@ def test_pipe_and_memfd_inode_counters_carry_nothing_between_concurrent_runs(
     sandbox: Sandbox,
 ) -> None:
     bits = balanced_secret(BITS)
-    t0 = time.time() + 5.0  # both runs started, even cold docker containers on a busy host
-    codes = {
-        "sender": SENDER.format(t0=t0, bits=bits, half=HALF),
-        "receiver": RECEIVER.format(t0=t0, slots=2 * BITS, half=HALF),
-    }
-    results = side_by_side(sandbox, codes, CHANNEL_LIMITS)
-    sent = results["sender"]
-    assert sent.status == "ok" and sent.cases[0].error is None, (sent.message, sent.cases)
-    assert float(sent.stdout.split()[-1]) < 0, f"the sender started late: {sent.stdout}"
-    got = report(results["receiver"])
-    assert float(got["late"]) < 0, f"the receiver started late: {got['late']}"  # type: ignore[arg-type]
-    decoded = []
-    for moved in got["moved"]:  # type: ignore[attr-defined]
-        right = sum(int(moved[2 * i] > moved[2 * i + 1]) == bit for i, bit in enumerate(bits))
-        decoded.append(max(right, BITS - right))
+    got = manchester_pair(sandbox, SENDER, RECEIVER, CHANNEL_LIMITS, bits, HALF)
+    decoded = [manchester_decoded(moved, bits) for moved in got["moved"]]  # type: ignore[attr-defined]
     print("decoded (pipe, memfd)", decoded, "of", BITS, "bits; readable:", got["readable"])
     # At chance 32 of 64; 48 or more happens with probability ~1e-4.
     assert max(decoded) < 48, (decoded, got["readable"])
