@@ -12,6 +12,7 @@ import re
 from fastapi import APIRouter, FastAPI
 from fastapi.staticfiles import StaticFiles
 
+from app.assignments.catalog_cases import router as catalog_cases_router
 from app.assignments.feedback import assignment_view
 from app.assignments.pages import router as assignment_pages_router
 from app.assignments.routes import router as assignments_router
@@ -85,6 +86,7 @@ ROUTERS = (
     pages_router,
     wheel_router,
     submission_list_router,
+    catalog_cases_router,
     testcases_router,
     course_cases_router,
     reports_router,

@@ -2,7 +2,8 @@
 
 The catalog's stored cases grade every submission of the problem, in every course: only
 administrators add or remove them. A course's own cases have routes of their own
-(``course_routes``), which share this module's reading, validation and output.
+(``course_routes``), which share this module's reading, validation and output; who reads
+the catalog's hidden cases is decided in ``app.assignments.catalog_cases``.
 
 POST takes either JSON (``CaseCreate``) or a multipart upload (``file``: an .npz with one array
 per parameter, optionally ``expected``; ``name``, ``visibility``, ``weight`` as form fields).
@@ -19,7 +20,7 @@ from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
-from app.auth.deps import Admin, OptionalPrincipal
+from app.auth.deps import Admin
 from app.core.bodies import BodyCap, declared_length, read_capped
 from app.core.deps import SessionsDep, SettingsDep
 from app.core.errors import ApiError, error_responses, first_error
@@ -44,7 +45,6 @@ from app.testcases.schemas import (
     CaseDeleted,
     CaseDetail,
     CaseFields,
-    CaseList,
     CaseOut,
 )
 from app.testcases.service import CaseConflict, CaseMeta, CaseService
@@ -309,41 +309,6 @@ async def create_case(
         raise ApiError(409, "case_conflict", exc.message, exc.field) from None
     out = stored_out(problem, row, instructor=True)
     return CaseCreated(**out.model_dump(), test_set_version=version)
-
-
-@router.get(
-    "",
-    response_model=CaseList,
-    responses=error_responses({404: "Unknown problem"}),
-)
-async def list_cases(
-    principal: OptionalPrincipal, problem: ProblemDep, service: ServiceDep
-) -> CaseList:
-    """The current test set of the catalog: built-in and the catalog's stored cases (never a
-    course's own). Without a token (a student), only the public ones; with an instructor token,
-    all of them."""
-    instructor = principal is not None and principal.is_instructor
-    version, rows = await run_in_threadpool(service.live, problem)
-    builtin = [builtin_out(problem, c) for c in problem.examples + problem.hidden]
-    stored = [stored_out(problem, r, instructor) for r in rows]
-    cases = [c for c in builtin + stored if instructor or c.visibility == "public"]
-    return CaseList(problem_id=problem.id, test_set_version=version, cases=cases)
-
-
-@router.get(
-    "/{case_id}",
-    response_model=CaseDetail,
-    responses=error_responses({404: "Unknown problem or case (or hidden, for a student)"}),
-)
-async def get_case(
-    principal: OptionalPrincipal, problem: ProblemDep, case_id: CaseId, service: ServiceDep
-) -> CaseDetail:
-    """A stored case of the catalog with its arrays and the reference's output."""
-    row = await run_in_threadpool(service.get, problem, case_id)
-    staff = principal is not None and principal.is_instructor
-    if row is None or (not staff and row.visibility != "public"):
-        raise case_not_found(case_id)
-    return case_detail(problem, row, staff)
 
 
 def case_not_found(case_id: int, field: str = "case_id") -> ApiError:

@@ -21,6 +21,7 @@ from tests.assignments.test_feedback import (
     submit_failing,
     surfaces,
 )
+from tests.instructors.conftest import as_json, case_inputs
 from tests.support.codes import WRONG
 
 
@@ -148,3 +149,30 @@ def test_an_instructors_practice_list_is_cut_for_them(course: Course) -> None:
     enrol_as_student_elsewhere(course, "instructor")
     (row,) = get(course, "/api/submissions", "instructor").json()["items"]
     assert row["diagnoses"] == [] and row["finished_at"] is None
+
+
+def test_a_hidden_student_elsewhere_reads_no_hidden_catalog_case(course: Course) -> None:
+    """The catalog's hidden cases grade Y's assignment too: a deployment instructor who is a
+    student under ``hidden`` in Y reads the catalog as a student does (404, public ones only)."""
+    made = course.api.post(
+        f"/api/problems/{PROBLEM}/test-cases",
+        json={"name": "secret", "visibility": "hidden", "inputs": as_json(case_inputs(seed=7))},
+        headers=course.people.headers("admin"),
+    )
+    assert made.status_code == 201, made.text
+    case = f"/api/problems/{PROBLEM}/test-cases/{made.json()['id']}"
+    listing = f"/api/problems/{PROBLEM}/test-cases"
+
+    def hidden_listed() -> int:
+        cases = get(course, listing, "instructor").json()["cases"]
+        return sum(c["visibility"] != "public" for c in cases)
+
+    assert get(course, case, "instructor").json()["inputs"]
+    assert hidden_listed() > 0
+    enrol_as_student_elsewhere(course, "instructor")
+    refused = course.api.get(case, headers=course.people.headers("instructor"))
+    assert refused.status_code == 404, refused.text
+    assert hidden_listed() == 0
+    # Administrators and the other deployment instructors still read it.
+    assert get(course, case, "admin").json()["inputs"]
+    assert get(course, case, "other_instructor").json()["inputs"]
