@@ -254,9 +254,9 @@ class Settings(BaseSettings):
         "submission. 0 forks each run when its submission arrives.",
     )
     sandbox_keep_resident_seconds: float = Field(
-        default=30.0,
+        default=60.0,
         ge=0.0,
-        le=120.0,
+        le=180.0,
         description="How often the memory every run shares (the runtime tree, the docker "
         "image's layers, the fork server's zygote) is read through again, so a host that "
         "reclaims idle guest memory never leaves a page that one run touched faster for the "

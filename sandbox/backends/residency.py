@@ -23,7 +23,7 @@ from pathlib import Path
 log = logging.getLogger(__name__)
 
 # Well under the idle time after which this host started reclaiming (4-6 minutes).
-DEFAULT_PERIOD_SECONDS = 30.0
+DEFAULT_PERIOD_SECONDS = 60.0
 PAGE = mmap.PAGESIZE
 _CHUNK = 1 << 20
 
