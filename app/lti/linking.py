@@ -16,6 +16,7 @@ from typing import Any
 from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
+from app.auth.models import User
 from app.auth.tokens import digest
 from app.courses.models import Course, Membership
 from app.db.base import utcnow
@@ -41,6 +42,13 @@ def _use(session: Session, model: type[LtiPendingLink] | type[LtiIdentityLink], 
 
 def begin_pending(session: Session, platform_id: int, subject: str, claims: dict[str, Any]) -> str:
     """The linking form's secret; the caller commits."""
+    session.execute(
+        delete(LtiPendingLink).where(
+            LtiPendingLink.platform_id == platform_id,
+            LtiPendingLink.subject == subject,
+            LtiPendingLink.expires_at < utcnow(),
+        )
+    )
     secret = secrets.token_urlsafe(32)
     session.add(
         LtiPendingLink(
@@ -106,6 +114,11 @@ def offer_identity(session: Session, identity: LtiUser, destination: str) -> str
     commits."""
     if identity.linked_at is not None:
         return None
+    session.execute(
+        delete(LtiIdentityLink).where(
+            LtiIdentityLink.lti_user_id == identity.id, LtiIdentityLink.expires_at < utcnow()
+        )
+    )
     secret = secrets.token_urlsafe(32)
     session.add(
         LtiIdentityLink(
@@ -140,6 +153,12 @@ def link_identity(session: Session, secret: str | None, user_id: int | None) -> 
     if user_id is None or user_id == identity.user_id:
         raise LaunchError(
             403, "sign_in_first", "sign in with your existing TensorJudge account first"
+        )
+    target = session.get(User, user_id)
+    if target is None or target.role == "admin":
+        # Whoever can act as this person in the LMS (its administrators can) would be one here.
+        raise LaunchError(
+            403, "admin_account", "an administrator's account is not linked to an LMS account"
         )
     taken = session.scalar(
         select(LtiUser.id).where(

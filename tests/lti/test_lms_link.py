@@ -217,6 +217,12 @@ def test_a_person_links_their_lms_account_once_signed_in(tool: Tool) -> None:
     sign_in(tool, other, sam)
     refused = other.post("/lti/link-account", follow_redirects=False)
     assert refused.status_code == 403 and 'data-code="no_identity"' in refused.text
+    # An administrator's account is never linked: the LMS's admins can act as its people.
+    with tool.sessions() as session:
+        admin_id = session.scalars(select(User.id).where(User.role == "admin")).one()
+    sign_in(tool, student, admin_id)
+    as_admin = student.post("/lti/link-account", follow_redirects=False)
+    assert as_admin.status_code == 403 and 'data-code="admin_account"' in as_admin.text
     # Sam signs in to his own account in the launching browser, then confirms.
     sign_in(tool, student, sam)
     confirm = student.get("/lti/link-account")

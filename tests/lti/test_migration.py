@@ -1,5 +1,5 @@
-"""Migrations 0007 and 0011 on SQLite and PostgreSQL: the LTI tables match the models, and it goes down
-and up again."""
+"""Migrations 0007 and 0011 on SQLite and PostgreSQL: the LTI tables match the models, and
+they go down and up again."""
 
 from __future__ import annotations
 

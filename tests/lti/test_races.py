@@ -12,9 +12,9 @@ from sqlalchemy import func, select
 
 from app.courses.models import Course
 from app.db.base import utcnow
+from app.lti.launch import LaunchError
 from app.lti.models import LtiContext, LtiLineItem, LtiPlatform
 from app.lti.outbox import _claim
-from app.lti.launch import LaunchError
 from app.lti.provisioning import find_context, line_item_of, link_context
 from tests.lti.conftest import Tool
 from tests.lti.test_journey import PROBLEM, deep_link
