@@ -101,7 +101,7 @@ def test_a_trusted_instructor_links_the_lms_course_to_their_web_course(tool: Too
     # The roster sync after linking: Sam matched by email, only Carol (new here) is made.
     assert after["User"] == before["User"] + 1
     with tool.sessions() as session:
-        mapped = dict(session.execute(select(LtiUser.subject, LtiUser.user_id)).tuples().all())
+        mapped = {s: u for s, u in session.execute(select(LtiUser.subject, LtiUser.user_id))}
     assert mapped["sub-ines"] == ines and mapped["sub-sam"] == sam
 
 
