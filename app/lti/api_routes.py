@@ -1,5 +1,6 @@
 """The LTI API: admins register platforms, read the tool's values and rotate its keys; admins
-and a course's staff see the score outbox; staff sync a course's roster from the LMS."""
+and a course's staff see the score outbox; staff sync a course's roster from the LMS;
+instructors send a web-made assignment's scores to an LMS gradebook column."""
 
 from __future__ import annotations
 

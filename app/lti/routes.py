@@ -1,5 +1,6 @@
 """The LTI 1.3 endpoints the LMS and the browser reach: the tool's key set, OIDC login
-initiation, the launch (resource link or deep linking) and the deep-linking pick.
+initiation, the launch (resource link or deep linking), the deep-linking pick, and linking an
+LMS course to a course here or an LMS account to an existing one.
 
 Refusals are HTML pages (the person is in the LMS's frame or window, not a script), so these
 routes are pages, left out of the OpenAPI document like every page router; the key set is the
