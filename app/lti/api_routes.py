@@ -1,5 +1,6 @@
 """The LTI API: admins register platforms, read the tool's values and rotate its keys; admins
-and a course's staff see the score outbox; staff sync a course's roster from the LMS."""
+and a course's staff see the score outbox; staff sync a course's roster from the LMS;
+instructors send a web-made assignment's scores to an LMS gradebook column."""
 
 from __future__ import annotations
 
@@ -10,23 +11,36 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 from starlette.concurrency import run_in_threadpool
 
+from app.assignments.routes import AssignmentId
 from app.auth.deps import Admin
 from app.auth.http import read_json
 from app.core.bodies import json_body_schema
 from app.core.deps import SessionsDep, SettingsDep
 from app.core.errors import error_responses
-from app.courses.deps import CourseStaff
+from app.courses.deps import CourseInstructor, CourseStaff
+from app.lti.gradelink import link_assignment, list_line_items
 from app.lti.keys import rotate
 from app.lti.models import LtiContext, LtiLineItem, LtiScoreSend
-from app.lti.registry import add_platform, get_platform, list_platforms, platform_out, tool_config
+from app.lti.registry import (
+    add_platform,
+    get_platform,
+    list_platforms,
+    platform_out,
+    set_trust,
+    tool_config,
+)
 from app.lti.roster import sync_course
 from app.lti.routes import base_url
 from app.lti.schemas import (
     KeyOut,
+    LineItemLink,
+    LineItemLinkOut,
+    LmsLineItem,
     OutboxItem,
     OutboxOut,
     PlatformIn,
     PlatformOut,
+    PlatformPatch,
     RosterSyncOut,
     ToolConfig,
 )
@@ -91,6 +105,26 @@ def _get(sessions: sessionmaker[Session], platform_id: int) -> PlatformOut:
 async def lti_platform(platform_id: PlatformId, admin: Admin, sessions: SessionsDep) -> PlatformOut:
     """One registered LMS. Administrators only."""
     return await run_in_threadpool(_get, sessions, platform_id)
+
+
+def _patch(sessions: sessionmaker[Session], platform_id: int, body: PlatformPatch) -> PlatformOut:
+    with sessions() as session:
+        return set_trust(session, platform_id, body)
+
+
+@router.patch(
+    "/api/lti/platforms/{platform_id}",
+    response_model=PlatformOut,
+    openapi_extra=json_body_schema(PlatformPatch),
+    responses=error_responses({**_BODY_ERRORS, 404: "No such platform"}),
+)
+async def lti_patch_platform(
+    platform_id: PlatformId, request: Request, admin: Admin, sessions: SessionsDep
+) -> PlatformOut:
+    """Trust (or stop trusting) the platform's emails to match existing accounts.
+    Administrators only."""
+    body = await read_json(request, PlatformPatch)
+    return await run_in_threadpool(_patch, sessions, platform_id, body)
 
 
 def _rotate(sessions: sessionmaker[Session]) -> KeyOut:
@@ -175,3 +209,39 @@ async def lti_course_scores(
 async def lti_roster_sync(access: CourseStaff, sessions: SessionsDep) -> RosterSyncOut:
     """Enrolls the LMS course's members now (Names and Role Provisioning). The course's staff."""
     return await run_in_threadpool(sync_course, sessions, access.course_id)
+
+
+@router.get(
+    "/api/courses/{course_id}/lti/line-items",
+    response_model=list[LmsLineItem],
+    responses=error_responses(
+        {409: "An LMS course offers no gradebook service", 502: "The LMS did not answer"}
+    ),
+)
+async def lti_line_items(access: CourseInstructor, sessions: SessionsDep) -> list[LmsLineItem]:
+    """The gradebook columns of the LMS courses linked here, to link an assignment to. The
+    course's instructors."""
+    return await run_in_threadpool(list_line_items, sessions, access.course_id)
+
+
+@router.put(
+    "/api/courses/{course_id}/assignments/{assignment_id}/lti/line-item",
+    response_model=LineItemLinkOut,
+    openapi_extra=json_body_schema(LineItemLink),
+    responses=error_responses(
+        {
+            **_BODY_ERRORS,
+            404: "No such assignment or LMS course here",
+            409: "No (or several) LMS courses linked, no AGS, or the line item is taken",
+            502: "The LMS did not answer",
+        }
+    ),
+)
+async def lti_link_line_item(
+    assignment_id: AssignmentId, request: Request, access: CourseInstructor, sessions: SessionsDep
+) -> LineItemLinkOut:
+    """Send this assignment's scores to an LMS gradebook column: one picked from the line
+    items list, or (no line_item_url) one made on the first score. The current scores of
+    students already graded are sent too. The course's instructors."""
+    body = await read_json(request, LineItemLink)
+    return await run_in_threadpool(link_assignment, sessions, access.course_id, assignment_id, body)

@@ -33,6 +33,7 @@ def _add(args: argparse.Namespace) -> int:
             auth_token_url=args.token_url,
             keyset_url=args.keyset_url,
             token_audience=args.token_audience,
+            trust_email=args.trust_email,
         )
     except ValidationError as exc:
         print(f"error: {exc.errors()[0]['loc']}: {exc.errors()[0]['msg']}", file=sys.stderr)
@@ -103,6 +104,11 @@ def add_lti_commands(commands: argparse._SubParsersAction) -> None:  # type: ign
     add.add_argument("--token-url", required=True, help="its OAuth2 token endpoint")
     add.add_argument("--keyset-url", required=True, help="its public keys (JWKS)")
     add.add_argument("--token-audience", default=None, help="if not the token URL")
+    add.add_argument(
+        "--trust-email",
+        action="store_true",
+        help="match launches to existing accounts by email (only an LMS with verified emails)",
+    )
     add.set_defaults(handler=_add)
     platforms.add_parser("list", help="list them").set_defaults(handler=_list)
     tool = sub.add_parser("tool", help="the values to paste into the LMS")

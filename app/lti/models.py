@@ -5,8 +5,19 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import BigInteger, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+)
 from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy.sql.expression import false
 
 from app.db.base import Base, UTCDateTime, utcnow
 
@@ -28,6 +39,9 @@ class LtiPlatform(Base):
     keyset_url: Mapped[str] = mapped_column(String(1000))
     # Some platforms (Moodle) want the token request's audience to be something else.
     token_audience: Mapped[str | None] = mapped_column(String(1000), default=None)
+    # An administrator's word that this platform's email claims are verified: only then does a
+    # launch's email match an existing account (otherwise an LMS could sign anyone in).
+    trust_email: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
     __table_args__ = (UniqueConstraint("issuer", "client_id", name="uq_lti_platforms_client"),)
@@ -104,10 +118,42 @@ class LtiUser(Base):
     platform_id: Mapped[int] = mapped_column(ForeignKey("lti_platforms.id", ondelete="CASCADE"))
     subject: Mapped[str] = mapped_column(String(255))
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    # When the person linked it to an account of theirs (signed in) or a trusted platform's
+    # email matched one; NULL: the account the LMS's first launch made.
+    linked_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
 
     __table_args__ = (
         UniqueConstraint("platform_id", "subject", name="uq_lti_users_platform_subject"),
     )
+
+
+class LtiPendingLink(Base):
+    """An LMS course's first launch by its instructor, waiting for them to link it to a course
+    they teach here (or make one): the launch's verified claims, replayed once they pick.
+    ``id`` is the SHA-256 of the secret in the linking form."""
+
+    __tablename__ = "lti_pending_links"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    platform_id: Mapped[int] = mapped_column(ForeignKey("lti_platforms.id", ondelete="CASCADE"))
+    subject: Mapped[str] = mapped_column(String(255))
+    claims: Mapped[str] = mapped_column(Text)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    used_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
+
+
+class LtiIdentityLink(Base):
+    """A launch's offer to link the person's LMS identity to an existing account. ``id`` is
+    the SHA-256 of a secret held only in the launching browser's cookie, so nobody can hand
+    their LMS identity to someone else's signed-in browser."""
+
+    __tablename__ = "lti_identity_links"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    lti_user_id: Mapped[int] = mapped_column(ForeignKey("lti_users.id", ondelete="CASCADE"))
+    destination: Mapped[str] = mapped_column(String(1000))
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    used_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
 
 
 class LtiLineItem(Base):

@@ -1,5 +1,6 @@
-"""What a verified launch or roster puts in TensorJudge: the LMS course's course (made on its
-first launch), the person's account (by the platform's ``sub``), their membership with the
+"""What a verified launch or roster puts in TensorJudge: the LMS course's course (linked by its
+instructor on its first launch), the person's account (by the platform's ``sub``, or a trusted
+platform's email), their membership with the
 role the LMS gives, and the line item row of the linked assignment. Races between two first
 launches are settled by the unique constraints (the loser reads the winner's row)."""
 
@@ -15,7 +16,9 @@ from sqlalchemy.orm import Session
 
 from app.assignments.models import Assignment, AssignmentProblem
 from app.auth.accounts import AccountError, create_user, find_by_email
+from app.auth.models import User
 from app.courses.models import Course, Membership
+from app.db.base import utcnow
 from app.lti import claims as c
 from app.lti.launch import LaunchError
 from app.lti.models import LtiContext, LtiLineItem, LtiPlatform, LtiUser
@@ -41,35 +44,25 @@ def _once(session: Session, find: Callable[[], Row | None], make: Callable[[], R
         return found
 
 
-def context_of(session: Session, platform: LtiPlatform, claims: dict[str, Any]) -> LtiContext:
-    """The LMS course of a launch, with its TensorJudge course (made on the first launch); its
-    service endpoints are refreshed from the launch."""
+def context_key(claims: dict[str, Any]) -> tuple[str, str]:
+    """The LMS course's id and title a launch names."""
     context = claims.get(c.CONTEXT)
     if not isinstance(context, dict) or not isinstance(context.get("id"), str):
         raise LaunchError(400, "no_context", "this launch names no LMS course (context)")
-    context_id = str(context["id"])[:255]
     title = str(context.get("title") or context.get("label") or "LMS course")[:200]
+    return str(context["id"])[:255], title
 
-    def find() -> LtiContext | None:
-        return session.scalars(
-            select(LtiContext).where(
-                LtiContext.platform_id == platform.id, LtiContext.context_id == context_id
-            )
-        ).first()
 
-    def make() -> LtiContext:
-        course = Course(title=title)
-        session.add(course)
-        session.flush()
-        return LtiContext(
-            platform_id=platform.id,
-            context_id=context_id,
-            course_id=course.id,
-            deployment_id=str(claims[c.DEPLOYMENT_ID]),
-            ags_scopes="",
+def find_context(session: Session, platform_id: int, context_id: str) -> LtiContext | None:
+    return session.scalars(
+        select(LtiContext).where(
+            LtiContext.platform_id == platform_id, LtiContext.context_id == context_id
         )
+    ).first()
 
-    row = _once(session, find, make)
+
+def refresh_endpoints(row: LtiContext, claims: dict[str, Any]) -> None:
+    """The service endpoints the launch names, kept for the sender and the roster sync."""
     ags = claims.get(c.AGS_ENDPOINT)
     if isinstance(ags, dict):
         if isinstance(ags.get("lineitems"), str):
@@ -79,31 +72,128 @@ def context_of(session: Session, platform: LtiPlatform, claims: dict[str, Any]) 
     nrps = claims.get(c.NRPS)
     if isinstance(nrps, dict) and isinstance(nrps.get("context_memberships_url"), str):
         row.memberships_url = nrps["context_memberships_url"][:1000]
+
+
+def context_of(
+    session: Session, platform: LtiPlatform, claims: dict[str, Any]
+) -> LtiContext | None:
+    """The LMS course of a launch, its service endpoints refreshed; None until its
+    instructor has linked it to a course (``link_context``)."""
+    context_id, _ = context_key(claims)
+    row = find_context(session, platform.id, context_id)
+    if row is not None:
+        refresh_endpoints(row, claims)
     return row
 
 
+def link_context(
+    session: Session, platform: LtiPlatform, claims: dict[str, Any], course_id: int | None
+) -> LtiContext:
+    """Links the launch's LMS course to ``course_id`` (None: a new course with its title). A
+    context links to one course: when another pick linked it first, that one stands and this
+    one is refused."""
+    context_id, title = context_key(claims)
+
+    def make() -> LtiContext:
+        course = course_id
+        if course is None:
+            made = Course(title=title)
+            session.add(made)
+            session.flush()
+            course = made.id
+        return LtiContext(
+            platform_id=platform.id,
+            context_id=context_id,
+            course_id=course,
+            deployment_id=str(claims[c.DEPLOYMENT_ID]),
+            ags_scopes="",
+        )
+
+    existing = find_context(session, platform.id, context_id)
+    row = _once(session, lambda: find_context(session, platform.id, context_id), make)
+    if existing is not None or (course_id is not None and row.course_id != course_id):
+        raise LaunchError(409, "already_linked", "this LMS course is already linked to a course")
+    refresh_endpoints(row, claims)
+    return row
+
+
+def _email_conflict(
+    session: Session, platform_id: int, user: User, role: str, course_id: int | None
+) -> str | None:
+    """Why a trusted platform's email may still not sign its person in as ``user``: an LMS
+    role below the account's own, another role in the linked course, another LMS person."""
+    if user.disabled_at is not None:
+        return "the account with your email is deactivated"
+    if user.role == "admin" or (user.role == "instructor" and role != "instructor"):
+        return "the account with your email has another role here than your LMS gives you"
+    if course_id is not None:
+        held = session.scalar(
+            select(Membership.role).where(
+                Membership.course_id == course_id, Membership.user_id == user.id
+            )
+        )
+        if held is not None and held != role:
+            return "the account with your email has another role in this course"
+    taken = session.scalar(
+        select(LtiUser.id).where(LtiUser.platform_id == platform_id, LtiUser.user_id == user.id)
+    )
+    if taken is not None:
+        return "the account with your email is linked to another person of this LMS"
+    return None
+
+
 def account_of(
-    session: Session, platform_id: int, subject: str, email: object, name: object
+    session: Session,
+    platform: LtiPlatform,
+    subject: str,
+    email: object,
+    name: object,
+    role: str,
+    course_id: int | None,
 ) -> int:
-    """The account of the platform's person ``subject``: the one linked to it, else a new
-    one. An existing account with the same email is not taken over (an LMS's email is not
-    proof of owning that account); the new account then has no email."""
+    """The account of the platform's person ``subject``: the one linked to it; else, on a
+    platform an administrator trusts for email, the account with that email (refused with a
+    ``LaunchError``, nothing written, when that account's role differs); else a new one. On
+    an untrusted platform an existing account with the same email is never taken over (an
+    LMS's email is not proof of owning that account): the new account has no email, and its
+    person may link their own account later, signed in (``app.lti.identity``)."""
 
     def find() -> LtiUser | None:
         return session.scalars(
-            select(LtiUser).where(LtiUser.platform_id == platform_id, LtiUser.subject == subject)
+            select(LtiUser).where(LtiUser.platform_id == platform.id, LtiUser.subject == subject)
         ).first()
 
+    found = find()
+    if found is not None:
+        return found.user_id
+    address = email if isinstance(email, str) and "@" in email else None
+    try:
+        existing = find_by_email(session, address) if address is not None else None
+    except AccountError:
+        address = existing = None
+    if existing is not None and platform.trust_email:
+        why = _email_conflict(session, platform.id, existing, role, course_id)
+        if why is not None:
+            raise LaunchError(
+                409,
+                "email_role_conflict",
+                f"{why}; sign in to TensorJudge and link your LMS account there, "
+                "or ask an administrator",
+            )
+        matched = existing.id
+        row = _once(
+            session,
+            find,
+            lambda: LtiUser(
+                platform_id=platform.id, subject=subject, user_id=matched, linked_at=utcnow()
+            ),
+        )
+        return row.user_id
+
     def make() -> LtiUser:
-        address = email if isinstance(email, str) and "@" in email else None
-        try:
-            if address is not None and find_by_email(session, address) is not None:
-                address = None
-        except AccountError:
-            address = None
         label = (name if isinstance(name, str) and name.strip() else None) or address or subject
-        user = create_user(session, address, label[:200])
-        return LtiUser(platform_id=platform_id, subject=subject, user_id=user.id)
+        user = create_user(session, None if existing is not None else address, label[:200])
+        return LtiUser(platform_id=platform.id, subject=subject, user_id=user.id)
 
     return _once(session, find, make).user_id
 

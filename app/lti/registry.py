@@ -10,7 +10,7 @@ from app.core.errors import ApiError
 from app.lti import claims as c
 from app.lti.keys import ensure_key
 from app.lti.models import LtiDeployment, LtiPlatform
-from app.lti.schemas import PlatformIn, PlatformOut, ToolConfig
+from app.lti.schemas import PlatformIn, PlatformOut, PlatformPatch, ToolConfig
 
 TITLE = "TensorJudge"
 
@@ -51,6 +51,7 @@ def platform_out(session: Session, row: LtiPlatform) -> PlatformOut:
         auth_token_url=row.auth_token_url,
         keyset_url=row.keyset_url,
         token_audience=row.token_audience,
+        trust_email=row.trust_email,
         created_at=row.created_at,
     )
 
@@ -71,6 +72,7 @@ def add_platform(session: Session, body: PlatformIn) -> PlatformOut:
         auth_token_url=str(body.auth_token_url),
         keyset_url=str(body.keyset_url),
         token_audience=None if body.token_audience is None else str(body.token_audience),
+        trust_email=body.trust_email,
     )
     session.add(row)
     try:
@@ -83,6 +85,14 @@ def add_platform(session: Session, body: PlatformIn) -> PlatformOut:
     for deployment in dict.fromkeys(body.deployment_ids):
         session.add(LtiDeployment(platform_id=row.id, deployment_id=deployment))
     ensure_key(session)  # the tool signs for this platform from now on
+    session.commit()
+    return platform_out(session, row)
+
+
+def set_trust(session: Session, platform_id: int, body: PlatformPatch) -> PlatformOut:
+    """Changes whether the platform's emails match existing accounts (committed)."""
+    row = get_platform(session, platform_id)
+    row.trust_email = body.trust_email
     session.commit()
     return platform_out(session, row)
 

@@ -3,6 +3,8 @@ course (accounts made for those who never launched), so the gradebook lists them
 
 from __future__ import annotations
 
+import logging
+
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -10,10 +12,13 @@ from app.core.errors import ApiError
 from app.courses.models import Membership
 from app.db.base import utcnow
 from app.lti import claims as c
+from app.lti.launch import LaunchError
 from app.lti.models import LtiContext, LtiPlatform
 from app.lti.provisioning import account_of, enroll
 from app.lti.schemas import RosterSyncOut
 from app.lti.services import PlatformError, access_token, memberships
+
+log = logging.getLogger(__name__)
 
 
 def contexts_of_course(session: Session, course_id: int) -> list[LtiContext]:
@@ -53,7 +58,13 @@ def sync_context(sessions: sessionmaker[Session], context_id: int) -> RosterSync
             name = member.get("name") or " ".join(
                 str(member.get(k, "")) for k in ("given_name", "family_name")
             )
-            user_id = account_of(session, platform.id, subject, member.get("email"), name)
+            try:
+                user_id = account_of(
+                    session, platform, subject, member.get("email"), name, role, context.course_id
+                )
+            except LaunchError as exc:  # a trusted email whose account has another role
+                log.info("roster sync skips %s: %s", subject, exc.message)
+                continue
             enroll(session, context.course_id, user_id, role)
             if user_id not in enrolled:
                 enrolled.add(user_id)

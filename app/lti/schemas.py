@@ -29,6 +29,19 @@ class PlatformIn(BaseModel):
     token_audience: Url | None = Field(
         default=None, description="The token request's audience, when not the token URL"
     )
+    trust_email: bool = Field(
+        default=False,
+        description="Match a launch's email to an existing account (only for a platform whose "
+        "emails are verified: otherwise its admins could sign in as anyone here)",
+    )
+
+
+class PlatformPatch(BaseModel):
+    """What an administrator changes on a registered platform."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    trust_email: bool
 
 
 class PlatformOut(BaseModel):
@@ -41,6 +54,7 @@ class PlatformOut(BaseModel):
     auth_token_url: str
     keyset_url: str
     token_audience: str | None
+    trust_email: bool
     created_at: datetime
 
 
@@ -83,3 +97,38 @@ class OutboxOut(BaseModel):
 class RosterSyncOut(BaseModel):
     members: int
     added: int
+
+
+class LineItemLink(BaseModel):
+    """Which LMS gradebook column an assignment's scores go to."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    context_id: int | None = Field(
+        default=None,
+        ge=1,
+        le=2**53,
+        description="The linked LMS course (from the line items list); needed only when the "
+        "course is linked to several",
+    )
+    line_item_url: Url | None = Field(
+        default=None,
+        description="An existing line item of that LMS course (its id, from the line items "
+        "list); none: one is made for the assignment on its first score",
+    )
+
+
+class LineItemLinkOut(BaseModel):
+    context_id: int
+    assignment_id: int
+    line_item_url: str | None
+    queued: int = Field(description="Students whose current score is now on its way")
+
+
+class LmsLineItem(BaseModel):
+    context_id: int
+    id: str = Field(description="The line item's URL")
+    label: str
+    score_maximum: float | None
+    resource_id: str | None
+    assignment_id: int | None = Field(description="The assignment linked to it here, if any")

@@ -105,16 +105,23 @@ def _with_query(url: str, params: dict[str, str]) -> str:
     return f"{url}{'&' if '?' in url else '?'}{urlencode(params)}"
 
 
+def line_items(lineitems_url: str, token: str, params: dict[str, str]) -> list[dict[str, Any]]:
+    """The context's line items (those ``params`` select), each with its ``id`` (its URL)."""
+    url = _with_query(lineitems_url, params) if params else lineitems_url
+    response = _call("GET", url, token, headers={"Accept": c.LINEITEMS_MEDIA})
+    try:
+        found = response.json()
+    except ValueError:
+        raise PlatformError("the platform's line items are not JSON") from None
+    if not isinstance(found, list):
+        raise PlatformError("the platform's line items are not a list")
+    return [i for i in found if isinstance(i, dict) and isinstance(i.get("id"), str)]
+
+
 def find_line_item(lineitems_url: str, token: str, resource_id: str) -> str | None:
     """The URL of the line item tagged with ``resource_id``, if the platform has one."""
-    response = _call(
-        "GET",
-        _with_query(lineitems_url, {"resource_id": resource_id}),
-        token,
-        headers={"Accept": c.LINEITEMS_MEDIA},
-    )
-    for item in response.json():
-        if isinstance(item, dict) and item.get("resourceId") == resource_id and item.get("id"):
+    for item in line_items(lineitems_url, token, {"resource_id": resource_id}):
+        if item.get("resourceId") == resource_id:
             return str(item["id"])
     return None
 

@@ -85,3 +85,59 @@ def pick_page(
         f"<fieldset><legend>A single problem</legend>{singles}</fieldset>"
         '<button type="submit">Add to the course</button></form>',
     )
+
+
+def link_page(
+    secret: str, lms_title: str, courses: Sequence[tuple[int, str]], can_link_account: bool
+) -> HTMLResponse:
+    """The instructor's first launch from an LMS course: link it to a course they teach here,
+    or make a new one; an LMS-made account is offered to sign in to their own first."""
+    taught = "".join(
+        f'<label><input type="radio" name="choice" value="course:{cid}"> {escape(title)}</label>'
+        for cid, title in courses
+    )
+    account = (
+        '<p id="link-account">Already teach this course on TensorJudge? '
+        '<a href="/lti/link-account">Sign in to link your account</a>, then open TensorJudge '
+        "from your LMS again.</p>"
+        if can_link_account
+        else ""
+    )
+    return _page(
+        "Link your LMS course",
+        f"<h1>Set up {escape(lms_title)} on TensorJudge</h1>{account}"
+        '<form method="post" action="/lti/link-course">'
+        f'<input type="hidden" name="secret" value="{escape(secret)}">'
+        f"<fieldset><legend>A course you teach here</legend>"
+        f"{taught or '<p>You teach no course here with this account.</p>'}</fieldset>"
+        '<fieldset><legend>Or</legend><label><input type="radio" name="choice" value="new"> '
+        f"A new course named {escape(lms_title)}</label></fieldset>"
+        '<button type="submit">Link</button></form>',
+    )
+
+
+def identity_page(lms_name: str, signed_in_as: str | None) -> HTMLResponse:
+    """Linking an LMS account to an existing one: sign in first, then confirm."""
+    if signed_in_as is None:
+        return _page(
+            "Link your account",
+            f"<h1>Link {escape(lms_name)} to your TensorJudge account</h1>"
+            '<p><a id="sign-in" href="/login?next=/lti/link-account">Sign in</a> with your '
+            "existing account in this browser, then come back here.</p>",
+        )
+    return _page(
+        "Link your account",
+        f"<h1>Link {escape(lms_name)} to your TensorJudge account</h1>"
+        f"<p>From now on, opening TensorJudge from your LMS signs you in as "
+        f"<strong>{escape(signed_in_as)}</strong>. This is done once and cannot be undone "
+        "here.</p>"
+        '<form method="post" action="/lti/link-account"><button type="submit">Link</button></form>',
+    )
+
+
+def linked_page() -> HTMLResponse:
+    return _page(
+        "Linked",
+        "<h1>Your LMS account is linked</h1><p>Open TensorJudge from your LMS again to "
+        "continue.</p>",
+    )

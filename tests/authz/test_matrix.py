@@ -116,6 +116,14 @@ RULES: dict[tuple[str, str], Rule] = {
     ("POST", "/lti/login"): Rule(EVERYONE),
     ("POST", "/lti/launch"): Rule(EVERYONE),
     ("POST", "/lti/deep-link"): Rule(frozenset()),
+    # Linking an LMS course or an LMS account: the launch's one-use secret (a form field, or a
+    # cookie of the launching browser) decides, with the session; without them, nobody.
+    ("POST", "/lti/link-course"): Rule(frozenset()),
+    ("GET", "/lti/link-account"): Rule(frozenset()),
+    ("POST", "/lti/link-account"): Rule(frozenset()),
+    ("PATCH", "/api/lti/platforms/{platform_id}"): Rule(frozenset({"admin"})),
+    ("GET", "/api/courses/{course_id}/lti/line-items"): Rule(COURSE_INSTRUCTORS),
+    ("PUT", f"{ASSIGNMENT}/lti/line-item"): Rule(COURSE_INSTRUCTORS),
     ("GET", "/api/lti/tool"): Rule(frozenset({"admin"})),
     ("GET", "/api/lti/platforms"): Rule(frozenset({"admin"})),
     ("POST", "/api/lti/platforms"): Rule(frozenset({"admin"})),

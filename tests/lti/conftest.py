@@ -73,6 +73,20 @@ class Tool:
         assert action == f"{TOOL}/lti/launch"
         return browser.post("/lti/launch", data=fields, follow_redirects=False)
 
+    def link(self, browser: TestClient, page: httpx.Response, choice: str) -> httpx.Response:
+        """The instructor answers the linking page of an LMS course's first launch."""
+        assert page.status_code == 200 and 'action="/lti/link-course"' in page.text, page.text
+        _, fields = form_fields(page.text)
+        return browser.post(
+            "/lti/link-course",
+            data={"secret": fields["secret"], "choice": choice},
+            follow_redirects=False,
+        )
+
+    def first_launch(self, browser: TestClient, hint: str, message: str) -> httpx.Response:
+        """An instructor's launch from the still unlinked LMS course: it becomes a new course."""
+        return self.link(browser, self.launch(browser, hint, message), "new")
+
     def counts(self) -> dict[str, int]:
         """How many rows of what a launch may make: a failed launch changes none."""
         with self.sessions() as session:

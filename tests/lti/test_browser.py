@@ -82,6 +82,12 @@ def test_the_lms_journey_in_a_browser(
         with browsing(browser, platform.url) as page:
             page.goto("/course?as=ines")
             page.get_by_role("button", name="Add TensorJudge content").click()
+            # The LMS course's first launch: Ines links it to a new course.
+            page.get_by_role(
+                "heading", name="Set up Machine Learning 101 on TensorJudge"
+            ).wait_for()
+            page.get_by_label("A new course named Machine Learning 101").check()
+            page.get_by_role("button", name="Link").click()
             page.get_by_role("heading", name="Add TensorJudge to Machine Learning 101").wait_for()
             page.get_by_label(PROBLEM_TITLE).check()
             page.get_by_role("button", name="Add to the course").click()

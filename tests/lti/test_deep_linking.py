@@ -25,7 +25,7 @@ def assignments(tool: Tool) -> int:
 def picking(tool: Tool) -> tuple[TestClient, str]:
     """Ines opens the pick: her browser and the form's secret."""
     browser = tool.browser()
-    pick = tool.launch(browser, "ines", "deep-link")
+    pick = tool.first_launch(browser, "ines", "deep-link")
     assert pick.status_code == 200, pick.text
     return browser, form_fields(pick.text)[1]["secret"]
 

@@ -24,7 +24,7 @@ PROBLEM = "multi-head-attention"
 def deep_link(tool: Tool, choice: str) -> str:
     """The instructor adds ``choice`` through deep linking: the platform's new link id."""
     browser = tool.browser()
-    pick = tool.launch(browser, "ines", "deep-link")
+    pick = tool.first_launch(browser, "ines", "deep-link")
     assert pick.status_code == 200, pick.text
     assert "Add TensorJudge to Machine Learning 101" in pick.text
     _, fields = form_fields(pick.text)

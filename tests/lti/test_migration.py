@@ -1,5 +1,5 @@
-"""Migration 0007 on SQLite and PostgreSQL: the LTI tables match the models, and it goes down
-and up again."""
+"""Migrations 0007 and 0011 on SQLite and PostgreSQL: the LTI tables match the models, and
+they go down and up again."""
 
 from __future__ import annotations
 
@@ -33,6 +33,8 @@ MINE = {
     "lti_line_items",
     "lti_deep_links",
     "lti_score_outbox",
+    "lti_pending_links",
+    "lti_identity_links",
 }
 
 

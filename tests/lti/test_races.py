@@ -12,9 +12,10 @@ from sqlalchemy import func, select
 
 from app.courses.models import Course
 from app.db.base import utcnow
+from app.lti.launch import LaunchError
 from app.lti.models import LtiContext, LtiLineItem, LtiPlatform
 from app.lti.outbox import _claim
-from app.lti.provisioning import context_of, line_item_of
+from app.lti.provisioning import find_context, line_item_of, link_context
 from tests.lti.conftest import Tool
 from tests.lti.test_journey import PROBLEM, deep_link
 from tests.support.lti_platform import CONTEXT, DEPLOYMENT, LTI
@@ -39,7 +40,7 @@ def together(work: Callable[[], object], n: int = 4) -> list[BaseException]:
     return errors
 
 
-def test_simultaneous_first_launches_make_one_course_and_one_line_item(tool: Tool) -> None:
+def test_simultaneous_first_links_make_one_course_and_one_line_item(tool: Tool) -> None:
     link_id = deep_link(tool, f"problem:{PROBLEM}")
     assignment_id = int(tool.platform.links[link_id].custom["tj_assignment_id"])
     claims = {
@@ -50,7 +51,13 @@ def test_simultaneous_first_launches_make_one_course_and_one_line_item(tool: Too
     def first_launch() -> None:
         with tool.sessions() as session:
             platform = session.scalars(select(LtiPlatform)).one()
-            context = context_of(session, platform, claims)
+            try:
+                context = link_context(session, platform, claims, None)
+            except LaunchError as exc:  # a later thread: linked already, and refused
+                assert exc.code == "already_linked"
+                session.rollback()
+                context = find_context(session, platform.id, f"{CONTEXT}-other")
+                assert context is not None
             session.commit()
             line_item_of(session, context.id, assignment_id)
             session.commit()

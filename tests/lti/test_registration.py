@@ -76,7 +76,7 @@ def test_keys_are_made_on_first_need_and_rotated(tool: Tool) -> None:
 
 
 def test_roster_sync_on_demand(tool: Tool) -> None:
-    tool.launch(tool.browser(), "ines", "deep-link")
+    tool.first_launch(tool.browser(), "ines", "deep-link")
     with tool.sessions() as session:
         course_id = session.scalars(select(LtiContext.course_id)).one()
     tool.platform.add_person("dan", "Dan Late", [LEARNER])
