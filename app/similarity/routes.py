@@ -53,7 +53,12 @@ async def report(
 @router.get(
     "/pairs/{rank}",
     response_model=PairDetail,
-    responses=error_responses({404: "Unknown course, assignment, problem or pair"}),
+    responses=error_responses(
+        {
+            404: "Unknown course, assignment, problem or pair",
+            409: "The report is not computed (yet): its status is not done",
+        }
+    ),
 )
 async def pair(
     access: CourseStaff,

@@ -145,6 +145,10 @@ class SimilarityService:
         self, course_id: int, assignment_id: int, problem_id: str, rank: int, reader: Principal
     ) -> PairDetail:
         report = self.report(course_id, assignment_id, problem_id, reader)
+        if report.status != "done":
+            raise ApiError(
+                409, "report_not_ready", f"the report is {report.status}, not done", "rank"
+            )
         chosen = next((p for p in report.pairs if p.rank == rank), None)
         if chosen is None:
             raise ApiError(404, "pair_not_found", f"no pair ranked {rank} in this report", "rank")
