@@ -21,9 +21,11 @@ from itertools import combinations
 from app.similarity.fingerprint import Fingerprints, fingerprints, merge_lines
 from app.similarity.schemas import Evidence, PairOut
 
-# A fingerprint in more than this share of the class is how everyone writes it.
+# A fingerprint in more than this share of the class (at least COMMON_FLOOR students, at most
+# COMMON_CEILING: MOSS's default) is how everyone writes it.
 COMMON_SHARE = 0.1
 COMMON_FLOOR = 4
+COMMON_CEILING = 10
 # A behaviour is rare when at most this share of the class (and never more than
 # RARE_FLOOR students when the class is small) has it.
 RARE_SHARE = 0.05
@@ -34,8 +36,9 @@ FLAG_SHARE = 0.5
 # Fewer distinctive fingerprints than this: too little code to say anything.
 MIN_FINGERPRINTS = 5
 MAX_PAIRS = 100
-# What a rare behaviour adds to the ranking score (code similarity is 0..1).
-BEHAVIOUR_WEIGHT = 0.25
+# What a rare behaviour adds to the ranking score (code similarity is 0..1): a combination of
+# diagnoses 2 students of 300 share ranks with half of their code in common.
+BEHAVIOUR_WEIGHT = 0.5
 
 
 @dataclass(frozen=True)
@@ -60,7 +63,7 @@ class _Prepared:
 
 
 def common_limit(students: int) -> int:
-    return max(COMMON_FLOOR, math.ceil(COMMON_SHARE * students))
+    return max(COMMON_FLOOR, min(COMMON_CEILING, math.ceil(COMMON_SHARE * students)))
 
 
 def rare_limit(students: int) -> int:
