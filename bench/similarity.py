@@ -9,9 +9,9 @@ written correct multi_head_attention solutions (tests/similarity/solutions.py), 
 every name changed, a few statements of their own (debug checks, a helper with its own
 constants), some steps written another common way. The code is the same for every problem
 (each problem's own starter is factored out): what the bench measures is the work per class,
-which does not depend on the problem. A tenth of the students get a rare diagnosis
-combination in pairs. Two planted copies per problem of one student's code (renamed, their own statements
-moved, comments changed) must rank first.
+which does not depend on the problem. Two students share a rare diagnosis combination, a third
+of the class a common one. Two planted copies per problem of one student's code (renamed, their
+own statements moved, comments changed) should rank first.
 
 Prints the wall time of the five reports, the peak RSS, the pairs reported and flagged, and
 where the planted copies ranked.
@@ -34,17 +34,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from sqlalchemy.orm import sessionmaker  # noqa: E402
+from sqlalchemy.orm import sessionmaker
 
-from app.core.config import REPO_ROOT, Settings  # noqa: E402
-from app.db.engine import make_engine  # noqa: E402
-from app.db.migrate import upgrade  # noqa: E402
-from app.similarity.runner import run_due  # noqa: E402
-from app.similarity.service import SimilarityService  # noqa: E402
-from app.auth.tokens import Principal  # noqa: E402
-from tests.gradebook.factories import T0, attempt_row, make_assignment  # noqa: E402
-from tests.similarity.solutions import INDEPENDENT  # noqa: E402
-from tests.support.people import add_student, seed_people  # noqa: E402
+from app.auth.tokens import Principal
+from app.core.config import REPO_ROOT, Settings
+from app.db.engine import make_engine
+from app.db.migrate import upgrade
+from app.similarity.runner import run_due
+from app.similarity.service import SimilarityService
+from tests.gradebook.factories import T0, attempt_row, make_assignment
+from tests.similarity.solutions import INDEPENDENT
+from tests.support.people import add_student, seed_people
 
 PROBLEMS = (
     "multi-head-attention",
@@ -82,13 +82,50 @@ def own_version(code: str, rng: random.Random) -> str:
 def planted_copy(code: str, rng: random.Random) -> str:
     """``code`` as a student would disguise it: every name of theirs renamed, their own
     statements moved, comments and the docstring rewritten."""
-    names = {t.string for t in tokenize.generate_tokens(io.StringIO(code).readline)
-             if t.type == tokenize.NAME and not keyword.iskeyword(t.string)}  # fmt: skip
-    keep = {"np", "math", "multi_head_attention", "Q", "K", "V", "W_q", "W_k", "W_v", "W_o",
-            "num_heads", "shape", "reshape", "transpose", "max", "sum", "exp", "sqrt", "einsum",
-            "matmul", "swapaxes", "concatenate", "dot", "split", "stack", "moveaxis", "zeros",
-            "amax", "abs", "range", "list", "float", "slice", "append", "print", "axis",
-            "keepdims"}  # fmt: skip
+    names = {
+        t.string
+        for t in tokenize.generate_tokens(io.StringIO(code).readline)
+        if t.type == tokenize.NAME and not keyword.iskeyword(t.string)
+    }
+    keep = {
+        "np",
+        "math",
+        "multi_head_attention",
+        "Q",
+        "K",
+        "V",
+        "W_q",
+        "W_k",
+        "W_v",
+        "W_o",
+        "num_heads",
+        "shape",
+        "reshape",
+        "transpose",
+        "max",
+        "sum",
+        "exp",
+        "sqrt",
+        "einsum",
+        "matmul",
+        "swapaxes",
+        "concatenate",
+        "dot",
+        "split",
+        "stack",
+        "moveaxis",
+        "zeros",
+        "amax",
+        "abs",
+        "range",
+        "list",
+        "float",
+        "slice",
+        "append",
+        "print",
+        "axis",
+        "keepdims",
+    }
     renames = {n: f"my_{n.lower()}_{rng.randrange(100)}" for n in names - keep}
     out = []
     for line in code.split("\n"):
@@ -100,7 +137,7 @@ def planted_copy(code: str, rng: random.Random) -> str:
     own = [i for i, line in enumerate(out) if "assert Q.shape" in line or "eps_" in line]
     moved = [out[i] for i in own]
     out = [line for i, line in enumerate(out) if i not in own]
-    out[at + 1 : at + 1] = ["    # computing the attention"] + moved[::-1]
+    out[at + 1 : at + 1] = ["    # computing the attention", *moved[::-1]]
     return "\n".join(out)
 
 
@@ -147,19 +184,27 @@ def main() -> None:
         done = run_due(sessions, starters, timedelta(minutes=10))
         wall = time.perf_counter() - start
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        print(f"{done} reports, {args.students} students x {len(problems)} problems, "
-              f"{args.bases} independent solutions: {wall:.1f} s, peak RSS {peak:.0f} MiB")  # fmt: skip
-        copies = {frozenset({users[5], users[77]}), frozenset({users[5], users[150]}),
-                  frozenset({users[77], users[150]})}  # fmt: skip
+        print(
+            f"{done} reports, {args.students} students x {len(problems)} problems, "
+            f"{args.bases} independent solutions: {wall:.1f} s, peak RSS {peak:.0f} MiB"
+        )
+        copies = {
+            frozenset({users[5], users[77]}),
+            frozenset({users[5], users[150]}),
+            frozenset({users[77], users[150]}),
+        }
         for problem in problems:
             report = service.report(course, assignment, problem, staff)
-            ranks = [p.rank for p in report.pairs
-                     if frozenset({p.a_user_id, p.b_user_id}) in copies]  # fmt: skip
+            ranks = [
+                p.rank for p in report.pairs if frozenset({p.a_user_id, p.b_user_id}) in copies
+            ]
             flagged = sum(p.flagged for p in report.pairs)
             behaviour = sum(any(e.kind != "code" for e in p.evidence) for p in report.pairs)
-            print(f"  {problem}: {report.status}, {len(report.pairs)} pairs reported, "
-                  f"{flagged} flagged, {behaviour} with behavioural evidence; "
-                  f"planted copies ranked {ranks}")  # fmt: skip
+            print(
+                f"  {problem}: {report.status}, {len(report.pairs)} pairs reported, "
+                f"{flagged} flagged, {behaviour} with behavioural evidence; "
+                f"planted copies ranked {ranks}"
+            )
         engine.dispose()
 
 

@@ -115,7 +115,7 @@ def rank(entries: Sequence[Entry], starter: str, max_pairs: int = MAX_PAIRS) -> 
         )
 
     best = heapq.nlargest(max_pairs, evidence, key=lambda pair: (score(pair), pair))
-    out = []
+    out: list[PairOut] = []
     for i, j in best:
         a, b = prepared[i], prepared[j]
         common = a.kept & b.kept

@@ -18,9 +18,7 @@ from app.similarity.service import compute
 log = logging.getLogger(__name__)
 
 
-def run_due(
-    sessions: sessionmaker[Session], starters: Mapping[str, str], lease: timedelta
-) -> int:
+def run_due(sessions: sessionmaker[Session], starters: Mapping[str, str], lease: timedelta) -> int:
     """Compute every report that is due: how many were computed."""
     done = 0
     while True:

@@ -20,8 +20,9 @@ class Evidence(BaseModel):
 
 class PairOut(BaseModel):
     rank: int
-    score: float = Field(description="What the pairs are ordered by: code share plus rare "
-                         "behaviours.")
+    score: float = Field(
+        description="What the pairs are ordered by: code share plus rare behaviours."
+    )
     code_share: float = Field(ge=0, le=1)
     flagged: bool = Field(description="The code share is high enough to be worth a look.")
     a: str = Field(description="Submission id of the first student's latest graded attempt.")

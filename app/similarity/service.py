@@ -84,9 +84,7 @@ def compute(session: Session, row: SimilarityReport, starters: Mapping[str, str]
         return
     found = entries(session, assignment, row.problem_id)
     pairs = rank(found, starters.get(row.problem_id, ""))
-    repository.finish(
-        session, row, result=PAIRS.dump_json(pairs).decode(), students=len(found)
-    )
+    repository.finish(session, row, result=PAIRS.dump_json(pairs).decode(), students=len(found))
 
 
 class SimilarityService:
@@ -133,7 +131,7 @@ class SimilarityService:
             return ReportOut(
                 assignment_id=assignment_id,
                 problem_id=problem_id,
-                status=row.status,  # type: ignore[arg-type]
+                status=row.status,
                 requested_at=row.requested_at,
                 finished_at=row.finished_at,
                 students=row.students,
@@ -168,4 +166,3 @@ class SimilarityService:
 
 def _code_only(pair: PairOut) -> PairOut:
     return pair.model_copy(update={"evidence": [e for e in pair.evidence if e.kind == "code"]})
-

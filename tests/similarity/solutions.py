@@ -26,7 +26,7 @@ def multi_head_attention(Q, K, V, W_q, W_k, W_v, W_o, num_heads):
     return out @ W_o
 '''
 
-EINSUM = '''import numpy as np
+EINSUM = """import numpy as np
 
 
 def multi_head_attention(Q, K, V, W_q, W_k, W_v, W_o, num_heads):
@@ -41,9 +41,9 @@ def multi_head_attention(Q, K, V, W_q, W_k, W_v, W_o, num_heads):
     p /= np.sum(p, axis=3, keepdims=True)
     ctx = np.einsum("bhqk,bkhd->bqhd", p, Vh).reshape(b, nq, dm)
     return np.einsum("bnd,de->bne", ctx, W_o)
-'''
+"""
 
-LOOPS = '''import math
+LOOPS = """import math
 
 import numpy as np
 
@@ -67,9 +67,9 @@ def multi_head_attention(Q, K, V, W_q, W_k, W_v, W_o, num_heads):
         outputs.append(np.matmul(att, projected_v[:, :, lo:hi]))
     concatenated = np.concatenate(outputs, axis=-1)
     return np.matmul(concatenated, W_o)
-'''
+"""
 
-HELPERS = '''import numpy as np
+HELPERS = """import numpy as np
 
 
 def split_heads(x, h):
@@ -96,9 +96,9 @@ def multi_head_attention(Q, K, V, W_q, W_k, W_v, W_o, num_heads):
     similarity = np.matmul(queries, np.swapaxes(keys, -1, -2)) * (1.0 / np.sqrt(depth))
     attention = stable_softmax(similarity)
     return np.dot(merge_heads(np.matmul(attention, values)), W_o)
-'''
+"""
 
-PER_HEAD_WEIGHTS = '''import numpy as np
+PER_HEAD_WEIGHTS = """import numpy as np
 
 
 def multi_head_attention(Q, K, V, W_q, W_k, W_v, W_o, num_heads):
@@ -114,9 +114,9 @@ def multi_head_attention(Q, K, V, W_q, W_k, W_v, W_o, num_heads):
         s = s / s.sum(-1)[..., None]
         result += (s @ d) @ W_o[cols, :]
     return result
-'''
+"""
 
-BATCHED = '''import numpy as np
+BATCHED = """import numpy as np
 
 
 def _heads(t, count):
@@ -135,7 +135,7 @@ def multi_head_attention(Q, K, V, W_q, W_k, W_v, W_o, num_heads):
     mixed = energy @ vs
     joined = np.concatenate(list(np.moveaxis(mixed, 1, 0)), axis=-1)
     return joined @ W_o
-'''
+"""
 
 INDEPENDENT = {
     "reshape": RESHAPE,
@@ -148,7 +148,7 @@ INDEPENDENT = {
 
 # RESHAPE copied: every variable renamed, independent statements swapped, comments and
 # docstring rewritten.
-COPY_RENAMED = '''import numpy as np
+COPY_RENAMED = """import numpy as np
 
 
 def multi_head_attention(Q, K, V, W_q, W_k, W_v, W_o, num_heads):
@@ -167,7 +167,7 @@ def multi_head_attention(Q, K, V, W_q, W_k, W_v, W_o, num_heads):
     merged = probs @ vals
     merged = merged.transpose(0, 2, 1, 3).reshape(bs, len_q, width)
     return merged @ W_o
-'''
+"""
 
 COPY_REORDERED = '''import numpy as np
 

@@ -43,8 +43,9 @@ def world(web_assets: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterato
         assignment = make_assignment(sessions, people.courses["course"])
         codes = dict(INDEPENDENT) | {"copy_renamed": COPY_RENAMED, "copy_reordered": COPY_REORDERED}
         for key, code in codes.items():
-            add_attempt(sessions, assignment, add_student(sessions, people, key), MHA, 1, T0, 1.0,
-                        code=code)  # fmt: skip
+            add_attempt(
+                sessions, assignment, add_student(sessions, people, key), MHA, 1, T0, 1.0, code=code
+            )
         try:
             yield World(server.url, sessions, people, assignment)
         finally:
