@@ -10,11 +10,13 @@ from datetime import timedelta
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.courses.models import Membership
 from app.db.base import utcnow
 from app.similarity import repository
 from app.similarity.runner import run_due
-from tests.gradebook.factories import MHA
+from tests.gradebook.factories import MHA, T0, add_attempt, make_assignment
 from tests.similarity.conftest import STARTER, ClassWork
+from tests.support.people import add_student
 
 STARTERS = {MHA: STARTER}
 LEASE = timedelta(minutes=5)
@@ -95,3 +97,44 @@ def test_a_report_left_running_by_a_stopped_process_is_computed_again(
     assert run_due(sessions, STARTERS, LEASE) == 1
     report = api.get(work.base, headers=work.people.headers("ta")).json()
     assert report["status"] == "done" and len(report["pairs"]) == 3
+
+
+def test_a_reader_cut_elsewhere_sees_shared_code_only(
+    api: TestClient, sessions: sessionmaker[Session], work: ClassWork
+) -> None:
+    """The TA is also a student of the problem in the other course, where its feedback is
+    hidden: what the report says about diagnoses and failing cases is not for them; the
+    instructor sees it."""
+    for key in ("twin_a", "twin_b"):
+        user = add_student(sessions, work.people, key)
+        add_attempt(
+            sessions,
+            work.assignment_id,
+            user,
+            MHA,
+            1,
+            T0,
+            0.2,
+            codes=["no-scale", "reshape-order"],
+            code=f"x = {len(key)}\n",
+        )
+    elsewhere = make_assignment(sessions, work.people.courses["other_course"], feedback="hidden")
+    assert elsewhere
+    with sessions() as session:
+        session.add(
+            Membership(
+                course_id=work.people.courses["other_course"],
+                user_id=work.people.users["ta"],
+                role="student",
+            )
+        )
+        session.commit()
+    api.post(work.base, headers=work.people.headers("instructor"))
+    run_due(sessions, STARTERS, LEASE)
+
+    def kinds(who: str) -> set[str]:
+        report = api.get(work.base, headers=work.people.headers(who)).json()
+        return {e["kind"] for p in report["pairs"] for e in p["evidence"]}
+
+    assert kinds("instructor") == {"code", "diagnoses"}
+    assert kinds("ta") == {"code"}
