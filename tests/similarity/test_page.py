@@ -1,7 +1,8 @@
 """The similarity report's page in real Chromium, on a served app whose own runner computes
-the report in the background: an instructor asks for it, the two planted copies rank first
-with their evidence, the side-by-side view marks the shared lines; a student of the course gets
-no report. Screenshot in tests/artifacts/web/similarity-report.png."""
+the report in the background: an instructor follows the insight panel's link and asks for it;
+the two planted copies rank first with their evidence; the side-by-side view marks the shared
+lines; a student of the course gets no report. Screenshot in
+tests/artifacts/web/similarity-report.png."""
 
 from __future__ import annotations
 
@@ -71,7 +72,10 @@ def report_url(world: World) -> str:
 
 def test_instructor_sees_the_planted_copies_first(browser: Browser, world: World) -> None:  # noqa: F811
     page = signed_in(browser, world, "instructor")
-    page.goto(report_url(world))
+    course = world.people.courses["course"]
+    page.goto(f"/courses/{course}/assignments/{world.assignment}/gradebook")
+    page.locator(f'.insight-problem[data-problem="{MHA}"] a.insight-similarity').click()
+    page.wait_for_url(f"**{report_url(world)}")
     expect(page.locator("#sim-status")).to_contain_text("No report yet")
     page.locator("#sim-compute").click()
     rows = page.locator("#sim-pairs tbody tr")
