@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import timedelta
 
 from fastapi import FastAPI
 
@@ -21,6 +22,7 @@ from app.lti.sender import ScoreSender
 from app.observability.port import MetricsPort
 from app.observability.queue import QueueCollector
 from app.observability.readiness import Priming, Readiness
+from app.similarity.runner import ReportRunner
 from app.submissions.service import Dispatcher
 from app.worker.runtime import grading_context, open_database
 
@@ -66,9 +68,17 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     app.state.readiness = readiness
     sender = ScoreSender(sessions, settings)
     sender.start()
+    runner = ReportRunner(
+        sessions,
+        {pid: problem.starter_code for pid, problem in app.state.problems.items()},
+        settings.similarity_poll_seconds,
+        timedelta(seconds=settings.similarity_lease_seconds),
+    )
+    runner.start()
     try:
         yield
     finally:
+        runner.stop()
         sender.stop()
         if port is not None:
             port.stop()

@@ -43,6 +43,8 @@ from app.problems.loader import load_problems
 from app.problems.routes import router as problems_router
 from app.reports.routes import course_router as course_reports_router
 from app.reports.routes import router as reports_router
+from app.similarity.pages import router as similarity_pages_router
+from app.similarity.routes import router as similarity_router
 from app.submissions.list_routes import router as submission_list_router
 from app.submissions.pressure import PRESSURE
 from app.submissions.routes import body_cap as submission_body_cap
@@ -97,6 +99,8 @@ ROUTERS = (
     course_submissions_router,
     submission_regrade_router,
     gradebook_pages_router,
+    similarity_router,
+    similarity_pages_router,
     lti_router,
     lti_api_router,
     health_router,

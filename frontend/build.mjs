@@ -28,6 +28,7 @@ const result = await build({
     assignment: "src/pages/assignment.js",
     gradebook: "src/pages/gradebook.js",
     "gradebook-student": "src/pages/gradebook-student.js",
+    similarity: "src/pages/similarity.js",
     app: "src/styles/app.css",
   },
   outdir,

@@ -198,6 +198,20 @@ class Settings(BaseSettings):
         "(listed by GET /api/lti/scores?status=failed).",
     )
 
+    similarity_poll_seconds: float = Field(
+        default=2.0,
+        gt=0,
+        le=3600,
+        description="Similarity reports: how often the runner looks for reports to compute.",
+    )
+    similarity_lease_seconds: float = Field(
+        default=300.0,
+        gt=0,
+        le=86_400,
+        description="Similarity reports: how long a runner holds a report it computes; a "
+        "report still running after this (its process stopped) is taken again.",
+    )
+
     sandbox: SandboxKind = Field(
         default="bwrap",
         description="Sandbox backend: 'bwrap' (bubblewrap), 'docker', or 'process' (no "

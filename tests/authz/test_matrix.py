@@ -223,6 +223,14 @@ RULES: dict[tuple[str, str], Rule] = {
     ),
     ("GET", f"{ASSIGNMENT}/insight"): Rule(COURSE_STAFF),
     ("POST", f"{ASSIGNMENT}/regrade"): Rule(COURSE_INSTRUCTORS),
+    # Similarity reports: the course's staff only, never a student (issue 39).
+    (
+        "GET",
+        "/courses/{course_id}/assignments/{assignment_id}/problems/{problem_id}/similarity",
+    ): Rule(EVERYONE),
+    ("POST", f"{ASSIGNMENT}/problems/{{problem_id}}/similarity"): Rule(COURSE_STAFF),
+    ("GET", f"{ASSIGNMENT}/problems/{{problem_id}}/similarity"): Rule(COURSE_STAFF),
+    ("GET", f"{ASSIGNMENT}/problems/{{problem_id}}/similarity/pairs/{{rank}}"): Rule(COURSE_STAFF),
     # The student's own submission in an assignment: the student and the course's staff.
     # Another course's submission: its student and an admin (its own staff are not here).
     ("GET", "/api/submissions/{submission_id}"): Rule(

@@ -77,6 +77,7 @@ def build_world(api: TestClient, *, across: bool = False) -> World:
             "code": "JOIN-COURSE",
             "secret": "not-a-reset-secret",
             "platform_id": str(platform.id),
+            "rank": "1",
         }
         session.commit()
     values["submission_id"] = _graded_submission(api, people, assignment_id, "student")

@@ -392,6 +392,15 @@ function insightPanel(insight) {
         { class: "insight-problem", "data-problem": p.problem_id },
         h("h3", {}, p.title),
         h("p", {}, `${p.attempted} attempted · ${p.accepted} accepted · ${p.stuck} stuck`),
+        h(
+          "p",
+          {},
+          h(
+            "a",
+            { class: "insight-similarity", href: `/courses/${courseId}/assignments/${assignmentId}/problems/${encodeURIComponent(p.problem_id)}/similarity` },
+            "Similarity report",
+          ),
+        ),
         p.diagnoses.length
           ? h(
               "ul",
