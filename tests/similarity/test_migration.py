@@ -59,7 +59,7 @@ def test_similarity_reports_table(tmp_path: Path, database_url: str | None) -> N
     with pytest.raises(IntegrityError), engine.begin() as conn:
         conn.execute(insert, {"a": assignment})
     with engine.begin() as conn:
-        command.downgrade(alembic_config(conn), "0010_arrival")
+        command.downgrade(alembic_config(conn), "0011_lms_link")
     with engine.connect() as conn:
         assert "similarity_reports" not in inspect(conn).get_table_names()
     upgrade(engine)

@@ -1,7 +1,7 @@
 """Similarity reports: one row per assignment problem, the background job and its ranked pairs.
 
-Revision ID: 0011_similarity
-Revises: 0010_arrival
+Revision ID: 0012_similarity
+Revises: 0011_lms_link
 Create Date: 2026-12-03
 """
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0011_similarity"
-down_revision = "0010_arrival"
+revision = "0012_similarity"
+down_revision = "0011_lms_link"
 branch_labels = None
 depends_on = None
 
