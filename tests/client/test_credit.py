@@ -7,9 +7,7 @@ restricting feedback policy sees no hidden-case detail on any surface the client
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -21,9 +19,8 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from app.core.config import REPO_ROOT
 from tests.assignments.test_feedback import HIDDEN_FAIL, assert_no_hidden_detail
-from tests.client.conftest import PROBLEM, Grader, tj
+from tests.client.conftest import PROBLEM, Grader, make_account, tj
 from tests.support.codes import CORRECT, WRONG
 
 pytestmark = pytest.mark.timeout(300)
@@ -49,18 +46,7 @@ class Class:
 
 
 def _student_token(grader: Grader, email: str) -> str:
-    made = subprocess.run(
-        [sys.executable, "-m", "app", "users", "create", "--email", email, "--name", "Sam Student",
-         "--password-stdin"],
-        cwd=REPO_ROOT,
-        env={**os.environ, "GRADER_DATA_DIR": str(grader.data_dir)},
-        input=PASSWORD + "\n",
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )  # fmt: skip
-    assert made.returncode == 0, made.stderr
+    make_account(grader.data_dir, email, "Sam Student", PASSWORD)
     token = httpx.post(
         f"{grader.url}/api/auth/token",
         json={"email": email, "password": PASSWORD, "name": "credit tests"},

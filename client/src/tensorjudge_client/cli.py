@@ -22,6 +22,7 @@ from tensorjudge_client import view
 from tensorjudge_client.credentials import forget, store, stored
 from tensorjudge_client.errors import JudgeError
 from tensorjudge_client.judge import Judge
+from tensorjudge_client.models import Records
 from tensorjudge_client.transport import DEFAULT_TIMEOUT, DEFAULT_URL
 from tensorjudge_client.version import __version__
 
@@ -186,21 +187,18 @@ class Cli:
         for attempts in found:
             self.err.print(view.attempts_line(attempts.raw))
 
-    def courses(self) -> int:
-        found = self.judge.courses()
+    def print_records(self, found: Records[Any]) -> int:
         if self.args.json:
             self.emit_json(found.raw)
         else:
             self.out.print(view.records_table(found.title, found.rows))
         return EXIT_OK
 
+    def courses(self) -> int:
+        return self.print_records(self.judge.courses())
+
     def assignments(self) -> int:
-        found = self.judge.assignments(self.args.course)
-        if self.args.json:
-            self.emit_json(found.raw)
-        else:
-            self.out.print(view.records_table(found.title, found.rows))
-        return EXIT_OK
+        return self.print_records(self.judge.assignments(self.args.course))
 
     def assignment(self) -> int:
         found = self.judge.assignment(self.args.assignment, course=self.args.course)
