@@ -120,6 +120,15 @@ def test_admin_page_people_platforms_and_redacted_configuration(
     as_admin: Page, site: Site, browser: object
 ) -> None:
     server, people, _ = site
+    lms = "https://lms.example.edu"
+    registered = httpx.post(
+        f"{server.url}/api/lti/platforms",
+        json={"name": "Campus Moodle", "issuer": lms, "client_id": "tj-client",
+              "deployment_ids": ["dep-1"], "auth_login_url": f"{lms}/auth",
+              "auth_token_url": f"{lms}/token", "keyset_url": f"{lms}/jwks"},
+        headers=people.headers("admin"),
+    )  # fmt: skip
+    assert registered.status_code == 201, registered.text
     page = as_admin
     page.goto("/")
     # (The administrator is named "Admin" too: their account link has that name.)
@@ -139,7 +148,10 @@ def test_admin_page_people_platforms_and_redacted_configuration(
     row.get_by_role("button", name="Reactivate Student B").click()
     expect(row.locator(".state")).to_have_text("active")
 
-    expect(page.locator("#platforms")).to_contain_text("No LMS platform is registered")
+    platform = page.locator(f'#platforms-table tr[data-platform="{registered.json()["id"]}"]')
+    expect(platform).to_contain_text("Campus Moodle")
+    expect(platform).to_contain_text("tj-client")
+    expect(platform).to_contain_text("dep-1")
     config = page.locator("#config-table")
     expect(config.locator('tr[data-setting="GRADER_SMTP_PASSWORD"]')).to_contain_text(
         "(set, hidden)"
