@@ -8,7 +8,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from fastapi import APIRouter
-from pydantic import BaseModel, SecretStr
+from pydantic import BaseModel, Field, SecretStr
 
 from app.auth.deps import Admin
 from app.core.config import Settings
@@ -25,7 +25,7 @@ SECRET_WORDS = ("secret", "password", "token", "private_key")
 class SettingOut(BaseModel):
     name: str
     value: str | None
-    default: bool
+    default: bool = Field(description="Not set by the environment: the built-in default.")
     redacted: bool
 
 
@@ -60,14 +60,14 @@ def _shown(name: str, value: Any) -> tuple[str | None, bool]:
 def settings_in_force(settings: Settings) -> list[SettingOut]:
     """One row per setting, in the order ``Settings`` declares them."""
     rows = []
-    for name, field in Settings.model_fields.items():
+    for name in Settings.model_fields:
         value = getattr(settings, name)
         shown, redacted = _shown(name, value)
         rows.append(
             SettingOut(
                 name=f"GRADER_{name.upper()}",
                 value=shown,
-                default=value == field.default,
+                default=name not in settings.model_fields_set,
                 redacted=redacted,
             )
         )
