@@ -17,6 +17,7 @@ from app.assignments.feedback import assignment_view
 from app.assignments.pages import router as assignment_pages_router
 from app.assignments.routes import router as assignments_router
 from app.auth.account_routes import router as account_router
+from app.auth.admin_config import router as admin_config_router
 from app.auth.admin_routes import router as admin_users_router
 from app.auth.hashing_slots import HashingSlots
 from app.auth.oidc_routes import router as oidc_router
@@ -83,6 +84,7 @@ ROUTERS = (
     course_pages_router,
     account_router,
     admin_users_router,
+    admin_config_router,
     oidc_router,
     problems_router,
     pages_router,

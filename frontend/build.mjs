@@ -17,6 +17,7 @@ const result = await build({
     index: "src/pages/index.js",
     problem: "src/pages/problem.js",
     instructor: "src/pages/instructor.js",
+    admin: "src/pages/admin.js",
     courses: "src/pages/courses.js",
     join: "src/pages/join.js",
     roster: "src/pages/roster.js",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import secrets
 from datetime import timedelta
 
-from sqlalchemy import select
+from sqlalchemy import ColumnElement, func, select
 from sqlalchemy.orm import Session
 
 from app.auth.models import PasswordReset, User
@@ -34,6 +34,14 @@ def normalize_email(email: str) -> str:
     if not at or not local or "." not in domain or len(email) > MAX_EMAIL or " " in email:
         raise AccountError(f"{email!r} is not an email address")
     return email
+
+
+def person_matches(q: str) -> ColumnElement[bool]:
+    """Accounts whose name or email contains ``q`` (any case): a search box's condition."""
+    # Escaped: a "_" in an email is a character to find, not LIKE's wildcard.
+    text = q.strip().lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    pattern = f"%{text}%"
+    return func.lower(User.name).like(pattern, escape="\\") | User.email.like(pattern, escape="\\")
 
 
 def find_by_email(session: Session, email: str) -> User | None:

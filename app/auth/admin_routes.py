@@ -10,7 +10,13 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 from starlette.concurrency import run_in_threadpool
 
-from app.auth.accounts import RESET_LINK_LIFETIME, AccountError, create_user, issue_reset_link
+from app.auth.accounts import (
+    RESET_LINK_LIFETIME,
+    AccountError,
+    create_user,
+    issue_reset_link,
+    person_matches,
+)
 from app.auth.deps import Admin
 from app.auth.http import read_json
 from app.auth.mailer import mailer_of, reset_message
@@ -83,10 +89,13 @@ async def create_account(
     return await run_in_threadpool(_create, sessions, body, password_hash)
 
 
-def _page(sessions: sessionmaker[Session], offset: int, limit: int) -> UserPage:
+def _page(sessions: sessionmaker[Session], offset: int, limit: int, q: str | None) -> UserPage:
+    found = select(User)
+    if q and q.strip():
+        found = found.where(person_matches(q))
     with sessions() as session:
-        total = session.scalar(select(func.count()).select_from(User)) or 0
-        rows = session.scalars(select(User).order_by(User.id).offset(offset).limit(limit))
+        total = session.scalar(select(func.count()).select_from(found.subquery())) or 0
+        rows = session.scalars(found.order_by(User.id).offset(offset).limit(limit))
         return UserPage(
             items=[user_admin_out(u) for u in rows], total=total, offset=offset, limit=limit
         )
@@ -98,9 +107,14 @@ async def list_accounts(
     sessions: SessionsDep,
     offset: Annotated[int, Query(ge=0, le=10_000_000)] = 0,
     limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 50,
+    q: Annotated[
+        str | None,
+        Query(max_length=200, description="Only accounts whose name or email contains this."),
+    ] = None,
 ) -> UserPage:
-    """Every account, oldest first, a page at a time. Administrators only."""
-    return await run_in_threadpool(_page, sessions, offset, limit)
+    """Every account (or those ``q`` finds), oldest first, a page at a time. Administrators
+    only."""
+    return await run_in_threadpool(_page, sessions, offset, limit, q)
 
 
 def _patch(

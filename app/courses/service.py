@@ -20,6 +20,7 @@ from app.auth.accounts import (
     find_or_create,
     issue_reset_link,
     normalize_email,
+    person_matches,
 )
 from app.auth.models import User
 from app.auth.tokens import Principal
@@ -230,13 +231,7 @@ def list_members(
     if where.status is not None:
         conditions.append(Membership.status == where.status)
     if where.q:
-        # Escaped: a "_" in an email is a character to find, not LIKE's wildcard.
-        text = where.q.strip().lower()
-        text = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        pattern = f"%{text}%"
-        conditions.append(
-            func.lower(User.name).like(pattern, escape="\\") | User.email.like(pattern, escape="\\")
-        )
+        conditions.append(person_matches(where.q))
     base = select(Membership, User).join(User, User.id == Membership.user_id).where(*conditions)
     total = session.scalar(select(func.count()).select_from(base.subquery())) or 0
     rows = session.execute(

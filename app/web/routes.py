@@ -1,5 +1,5 @@
-"""Serves the pages ``/``, ``/problems/{id}``, ``/instructor`` and the accounts pages
-(``/login``, ``/account``, ``/reset/{secret}``) (``app.main`` mounts their
+"""Serves the pages ``/``, ``/problems/{id}``, ``/instructor``, ``/admin`` and the accounts
+pages (``/login``, ``/account``, ``/reset/{secret}``) (``app.main`` mounts their
 built assets under ``/static``).
 
 Each page is a small HTML shell; the bundled script in ``static/dist`` fetches the JSON API and
@@ -129,6 +129,12 @@ def problem_page(problem_id: str, problems: ProblemsDep) -> HTMLResponse:
 @router.get("/instructor", response_class=HTMLResponse)
 def instructor_page() -> HTMLResponse:
     return page("Instructor", "instructor")
+
+
+@router.get("/admin", response_class=HTMLResponse)
+def admin_page() -> HTMLResponse:
+    # A shell like the others: the admin API it reads answers administrators only.
+    return page("Administration", "admin")
 
 
 @router.get("/login", response_class=HTMLResponse)

@@ -143,6 +143,10 @@ RULES: dict[tuple[str, str], Rule] = {
     # The student's own session: anyone else's is not theirs to see (404).
     ("DELETE", "/api/account/sessions/{session_id}"): Rule(frozenset({"student"}), consumes=True),
     ("GET", "/api/admin/users"): Rule(frozenset({"admin"})),
+    # The configuration in force (secrets redacted) and its page shell, whose script reads the
+    # admin API.
+    ("GET", "/api/admin/config"): Rule(frozenset({"admin"})),
+    ("GET", "/admin"): Rule(EVERYONE),
     ("POST", "/api/admin/users"): Rule(frozenset({"admin"})),
     ("PATCH", "/api/admin/users/{user_id}"): Rule(ADMIN, across=ADMIN),
     ("POST", "/api/admin/users/{user_id}/reset-link"): Rule(ADMIN, across=ADMIN),

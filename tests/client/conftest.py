@@ -47,6 +47,22 @@ def create_token(data_dir: Path, name: str) -> str:
     return found[0]
 
 
+def make_account(data_dir: Path, email: str, name: str, password: str) -> None:
+    """An account with a password, made as an operator does (``app users create``)."""
+    made = subprocess.run(
+        [sys.executable, "-m", "app", "users", "create", "--email", email, "--name", name,
+         "--password-stdin"],
+        cwd=REPO_ROOT,
+        env={**os.environ, "GRADER_DATA_DIR": str(data_dir)},
+        input=password + "\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+
+
 def start_grader(root: Path, **settings: str) -> Grader:
     """A server of its own; ``settings`` adds ``GRADER_*`` values by their lowercase name."""
     data_dir = root / "data"

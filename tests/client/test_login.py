@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from app.core.config import REPO_ROOT
-from tests.client.conftest import Grader, start_grader
+from tests.client.conftest import Grader, make_account, start_grader
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -31,28 +31,7 @@ PASSWORD = "a client password"
 def closed_grader(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Grader]:
     server = start_grader(tmp_path_factory.mktemp("closed-grader"), anonymous_practice="false")
     try:
-        made = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "app",
-                "users",
-                "create",
-                "--email",
-                EMAIL,
-                "--name",
-                "Lee Learner",
-                "--password-stdin",
-            ],
-            cwd=REPO_ROOT,
-            env={**os.environ, "GRADER_DATA_DIR": str(server.data_dir)},
-            input=PASSWORD + "\n",
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
-        assert made.returncode == 0, made.stderr
+        make_account(server.data_dir, EMAIL, "Lee Learner", PASSWORD)
         yield server
     finally:
         server.process.stop()

@@ -129,14 +129,14 @@ def browser() -> Iterator[object]:
 
 
 @contextmanager
-def serving_people(root: Path) -> Iterator[tuple[Server, People]]:
+def serving_people(root: Path, **extra_env: str) -> Iterator[tuple[Server, People]]:
     """``serving``, with tests/support/people.py's two courses and people put straight into the
     server's database (migrated when it started)."""
     from app.core.config import Settings
     from app.db.engine import make_engine, make_sessionmaker
     from tests.support.people import seed_people
 
-    with serving(root) as server:
+    with serving(root, **extra_env) as server:
         engine = make_engine(Settings(data_dir=root / "data"))
         try:
             yield server, seed_people(make_sessionmaker(engine))

@@ -2,11 +2,22 @@
 
 from tensorjudge_client.errors import JudgeError, ServerUnreachable
 from tensorjudge_client.judge import Judge
-from tensorjudge_client.models import Problem, ProblemSummary, Records, Result
+from tensorjudge_client.models import (
+    Assignment,
+    Attempts,
+    Course,
+    Problem,
+    ProblemSummary,
+    Records,
+    Result,
+)
 from tensorjudge_client.source import MissingNamesWarning, SourceError, function_source
 from tensorjudge_client.version import __version__
 
 __all__ = [
+    "Assignment",
+    "Attempts",
+    "Course",
     "Judge",
     "JudgeError",
     "MissingNamesWarning",

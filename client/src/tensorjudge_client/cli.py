@@ -22,6 +22,7 @@ from tensorjudge_client import view
 from tensorjudge_client.credentials import forget, store, stored
 from tensorjudge_client.errors import JudgeError
 from tensorjudge_client.judge import Judge
+from tensorjudge_client.models import Records
 from tensorjudge_client.transport import DEFAULT_TIMEOUT, DEFAULT_URL
 from tensorjudge_client.version import __version__
 
@@ -151,15 +152,63 @@ class Cli:
 
     def grade(self, examples_only: bool) -> int:
         code = _read_code(self.args.file)
+        where = self.assignment_ref()
+        if where is not None:
+            # Before sending: what this attempt is worth and how many are left.
+            self.print_attempts(self.judge.attempts(where[1], self.args.problem, course=where[0]))
         progress = Progress(self.err)
         try:
             result = self.judge.submit(
-                self.args.problem, code, examples_only=examples_only, on_event=progress
+                self.args.problem,
+                code,
+                examples_only=examples_only,
+                on_event=progress,
+                assignment=None if where is None else where[1],
+                course=None if where is None else where[0],
             )
         finally:
             progress.stop()
         self.print_result(result.raw)
+        if where is not None and not examples_only:
+            self.print_attempts(self.judge.attempts(where[1], self.args.problem, course=where[0]))
         return EXIT_OK if result.accepted else EXIT_REJECTED
+
+    def assignment_ref(self) -> tuple[int | None, int] | None:
+        assignment = getattr(self.args, "assignment", None)
+        course = getattr(self.args, "course", None)
+        if assignment is None:
+            if course is not None:
+                raise UsageError("--course goes with --assignment")
+            return None
+        return course, assignment
+
+    def print_attempts(self, found: Sequence[Any]) -> None:
+        # stderr: stdout stays the result (or its JSON).
+        for attempts in found:
+            self.err.print(view.attempts_line(attempts.raw))
+
+    def print_records(self, found: Records[Any]) -> int:
+        if self.args.json:
+            self.emit_json(found.raw)
+        else:
+            self.out.print(view.records_table(found.title, found.rows))
+        return EXIT_OK
+
+    def courses(self) -> int:
+        return self.print_records(self.judge.courses())
+
+    def assignments(self) -> int:
+        return self.print_records(self.judge.assignments(self.args.course))
+
+    def assignment(self) -> int:
+        found = self.judge.assignment(self.args.assignment, course=self.args.course)
+        attempts = self.judge.attempts(found)
+        if self.args.json:
+            self.emit_json({**found.raw, "attempts": attempts.raw})
+        else:
+            self.out.print(view.records_table(found.title, [view.assignment_row(found.raw)]))
+            self.out.print(view.records_table(attempts.title, attempts.rows))
+        return EXIT_OK
 
     def run(self) -> int:
         return self.grade(examples_only=True)
@@ -378,6 +427,25 @@ def build_parser() -> argparse.ArgumentParser:
         sub = command(name, Cli.run if examples_only else Cli.submit, text)
         sub.add_argument("problem", metavar="ID")
         sub.add_argument("file", metavar="FILE")
+        sub.add_argument(
+            "--assignment",
+            type=int,
+            metavar="N",
+            help="in assignment N, for credit (`tj assignments` lists them; TJ_TOKEN or login)",
+        )
+        sub.add_argument("--course", type=int, metavar="N", help="its course (default: found)")
+    command("courses", Cli.courses, "my courses and my role in each")
+    assignments = command(
+        "assignments", Cli.assignments, "my assignments: due date, credit now, attempts"
+    )
+    assignments.add_argument("--course", type=int, metavar="N", help="one course's only")
+    assignment = command(
+        "assignment",
+        Cli.assignment,
+        "one assignment: per problem, attempts used and left, credit now, feedback",
+    )
+    assignment.add_argument("assignment", type=int, metavar="N")
+    assignment.add_argument("--course", type=int, metavar="N", help="its course (default: found)")
     result = command("result", Cli.result, "show a submission's result again")
     result.add_argument("submission", metavar="SUBMISSION_ID")
 

@@ -15,9 +15,18 @@ from urllib.parse import quote
 import httpx
 from httpx_sse import EventSource
 
+from tensorjudge_client import view
 from tensorjudge_client.credentials import stored_token
 from tensorjudge_client.errors import JudgeError, unreachable
-from tensorjudge_client.models import Problem, ProblemSummary, Records, Result
+from tensorjudge_client.models import (
+    Assignment,
+    Attempts,
+    Course,
+    Problem,
+    ProblemSummary,
+    Records,
+    Result,
+)
 from tensorjudge_client.source import function_source
 from tensorjudge_client.transport import (
     DEFAULT_RETRIES,
@@ -34,6 +43,9 @@ from tensorjudge_client.view import queue_text
 EventHandler = Callable[[str, dict[str, Any]], None]
 DEFAULT_WAIT = 600.0
 Solution = Callable[..., Any] | str
+# An assignment by its id (its course is looked up among mine) or as ``judge.assignments()``
+# listed it.
+AssignmentRef = int | Assignment
 
 
 def default_token(url: str) -> str | None:
@@ -45,10 +57,18 @@ def _path(*parts: str | int) -> str:
     return "/" + "/".join(quote(str(p), safe="") if i % 2 else str(p) for i, p in enumerate(parts))
 
 
+def _segment(part: str | int) -> str:
+    return "/" + quote(str(part), safe="")
+
+
 def _cases(problem_id: str, course: int | None) -> str:
     """The catalog's cases of a problem (its administrators'), or a course's own."""
     scope = ("api",) if course is None else ("api/courses", course)
     return _path(*scope, "problems", problem_id) + "/test-cases"
+
+
+def _assignment(course: int, assignment: int) -> str:
+    return _path("api/courses", course, "assignments", assignment)
 
 
 def _listing(course: int | None) -> str:
@@ -76,6 +96,7 @@ class Judge:
             retries=retries,
         )
         self._problems: dict[str, Problem] = {}
+        self._courses_of: dict[int, int] = {}  # assignment id -> its course's id
 
     def close(self) -> None:
         self.http.close()
@@ -149,16 +170,24 @@ class Judge:
         examples_only: bool = False,
         on_event: EventHandler | None = None,
         wait: float = DEFAULT_WAIT,
+        assignment: AssignmentRef | None = None,
+        course: int | None = None,
     ) -> Result:
-        """Grade ``solution`` (a function or code text) and wait for the result. Network
-        failures are retried with the same ``Idempotency-Key``: one submission, however many
-        tries."""
+        """Grade ``solution`` (a function or code text) and wait for the result. With
+        ``assignment`` it is a graded attempt there (``examples_only`` never costs one), shown
+        as the assignment's feedback policy allows. Network failures are retried with the same
+        ``Idempotency-Key``: one submission, however many tries."""
         code = self.code_for(problem_id, solution)
         body = {"code": code, "mode": "examples" if examples_only else "submit"}
         key = f"tj-{uuid.uuid4()}"
+        scope = (
+            "/api/problems"
+            if assignment is None
+            else _assignment(*self._where(assignment, course)) + "/problems"
+        )
         created = self.http.json(
             "POST",
-            _path("api/problems", problem_id) + "/submissions",
+            scope + _segment(problem_id) + "/submissions",
             json=body,
             headers={"Idempotency-Key": key},
             idempotent=True,
@@ -180,9 +209,20 @@ class Judge:
         *,
         on_event: EventHandler | None = None,
         wait: float = DEFAULT_WAIT,
+        assignment: AssignmentRef | None = None,
+        course: int | None = None,
     ) -> Result:
-        """The page's "Run examples": graded on the public cases only."""
-        return self.submit(problem_id, solution, examples_only=True, on_event=on_event, wait=wait)
+        """The page's "Run examples": graded on the public cases only (in ``assignment``: its
+        public cases, never an attempt)."""
+        return self.submit(
+            problem_id,
+            solution,
+            examples_only=True,
+            on_event=on_event,
+            wait=wait,
+            assignment=assignment,
+            course=course,
+        )
 
     def result(self, submission_id: str) -> Result:
         return Result(self.http.json("GET", _path("api/submissions", submission_id)))
@@ -243,6 +283,70 @@ class Judge:
             f"no result for submission {submission_id} after {wait:g} s; "
             f"read it later with `tj result {submission_id}`"
         )
+
+    # -- my courses and assignments (a token) ---------------------------------------------------
+
+    def courses(self) -> Records[Course]:
+        """The courses I am in, with my role there."""
+        found = self.http.json("GET", "/api/courses", params={"limit": 200})
+        items = found.get("items") if isinstance(found, dict) else None
+        rows = [c for c in items if isinstance(c, dict)] if isinstance(items, list) else []
+        return Records("My courses", [Course(c) for c in rows])
+
+    def assignments(self, course: int | None = None) -> Records[Assignment]:
+        """The assignments of ``course``, or of all my courses, by due date; for a student
+        the released ones, each with their own due date, credit now and attempts."""
+        ids = [course] if course is not None else [c.course_id for c in self.courses()]
+        found: list[Assignment] = []
+        for course_id in ids:
+            rows = self.http.json("GET", _path("api/courses", course_id) + "/assignments")
+            for row in rows if isinstance(rows, list) else []:
+                if isinstance(row, dict):
+                    found.append(Assignment(row))
+                    self._courses_of[int(row["id"])] = course_id
+        return Records("Assignments", found, row=view.assignment_row)
+
+    def assignment(self, assignment: AssignmentRef, *, course: int | None = None) -> Assignment:
+        return Assignment(self.http.json("GET", _assignment(*self._where(assignment, course))))
+
+    def attempts(
+        self,
+        assignment: AssignmentRef,
+        problem_id: str | None = None,
+        *,
+        course: int | None = None,
+    ) -> Records[Attempts]:
+        """My attempts used and left on ``problem_id`` (default: each problem of the
+        assignment), the credit a submission earns now and its rule (on time, late with its
+        credit, closed), and the feedback I will be shown."""
+        where = self._where(assignment, course)
+        if problem_id is not None:
+            problems = [problem_id]
+        elif isinstance(assignment, Assignment):
+            problems = assignment.problem_ids
+        else:
+            problems = self.assignment(assignment, course=where[0]).problem_ids
+        found = [
+            Attempts(
+                self.http.json("GET", _assignment(*where) + "/problems" + _segment(p) + "/attempts")
+            )
+            for p in problems
+        ]
+        return Records("Attempts", found, row=view.attempts_row)
+
+    def _where(self, assignment: AssignmentRef, course: int | None) -> tuple[int, int]:
+        """(course id, assignment id); the course found among mine when not given."""
+        if isinstance(assignment, Assignment):
+            return assignment.course_id, assignment.assignment_id
+        if course is not None:
+            return course, assignment
+        if assignment not in self._courses_of:
+            self.assignments()
+        if assignment not in self._courses_of:
+            raise JudgeError(
+                f"no assignment {assignment} in your courses (is it released yet?)", status=404
+            )
+        return self._courses_of[assignment], assignment
 
     # -- instructor submissions (TJ_TOKEN) -------------------------------------------------------
 

@@ -4,6 +4,7 @@ reachable through ``raw`` and ``[...]``, and are shown by the generic parts of t
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
 from tensorjudge_client import html, view
@@ -63,21 +64,120 @@ R = TypeVar("R", bound=Record)
 
 class Records(list[R], Generic[R]):
     """A list of records that shows as one table (text in a REPL, HTML in Jupyter); still a
-    plain list to iterate, index and ``len``."""
+    plain list to iterate, index and ``len``. ``row``: what a record shows as its table row
+    (default: its JSON as it is)."""
 
-    def __init__(self, title: str, items: list[R]) -> None:
+    def __init__(
+        self,
+        title: str,
+        items: list[R],
+        row: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+    ) -> None:
         super().__init__(items)
         self.title = title
+        self.row = row
 
     @property
     def raw(self) -> list[dict[str, Any]]:
         return [r.raw for r in self]
 
+    @property
+    def rows(self) -> list[dict[str, Any]]:
+        return [self.row(r) for r in self.raw] if self.row else self.raw
+
     def __repr__(self) -> str:
-        return view.to_text(view.records_table(self.title, self.raw))
+        return view.to_text(view.records_table(self.title, self.rows))
 
     def _repr_html_(self) -> str:
-        return html.records_html(self.title, self.raw)
+        return html.records_html(self.title, self.rows)
+
+
+class Course(Record):
+    """One of my courses (``GET /api/courses``): ``id``, ``title``, my ``role``."""
+
+    @property
+    def course_id(self) -> int:
+        return int(self.raw["id"])
+
+    @property
+    def title(self) -> str:
+        return str(self.raw.get("title", self.id))
+
+    @property
+    def role(self) -> str:
+        return str(self.raw.get("role", ""))
+
+    def __repr__(self) -> str:
+        return f"<Course {self.id}: {self.title} ({self.role})>"
+
+
+class Assignment(Record):
+    """An assignment of one of my courses; ``mine`` holds my own due date, the credit a
+    submission earns now and the attempts I am allowed (students only)."""
+
+    @property
+    def assignment_id(self) -> int:
+        return int(self.raw["id"])
+
+    @property
+    def course_id(self) -> int:
+        return int(self.raw["course_id"])
+
+    @property
+    def title(self) -> str:
+        return str(self.raw.get("title", self.id))
+
+    @property
+    def problem_ids(self) -> list[str]:
+        return [str(p.get("problem_id")) for p in self._list("problems")]
+
+    @property
+    def mine(self) -> dict[str, Any] | None:
+        mine = self.raw.get("mine")
+        return mine if isinstance(mine, dict) else None
+
+    def __repr__(self) -> str:
+        return view.to_text(view.records_table("Assignment", [view.assignment_row(self.raw)]))
+
+    def _repr_html_(self) -> str:
+        return html.records_html("Assignment", [view.assignment_row(self.raw)])
+
+
+class Attempts(Record):
+    """My standing on one problem of an assignment (``.../problems/{id}/attempts``): attempts
+    used and allowed, the credit a submission earns now and its rule, the feedback I get."""
+
+    @property
+    def problem_id(self) -> str:
+        return str(self.raw.get("problem_id", ""))
+
+    @property
+    def attempts_used(self) -> int:
+        return int(self.raw.get("attempts_used", 0))
+
+    @property
+    def attempts_left(self) -> int | None:
+        """None: no maximum."""
+        allowed = self.raw.get("attempts_allowed")
+        return max(0, int(allowed) - self.attempts_used) if isinstance(allowed, int) else None
+
+    @property
+    def open(self) -> bool:
+        return bool(self.raw.get("open"))
+
+    @property
+    def credit_now(self) -> float:
+        return float(self.raw.get("credit_now", 0.0))
+
+    @property
+    def rule(self) -> str:
+        return str(self.raw.get("rule", ""))
+
+    def __repr__(self) -> str:
+        return view.attempts_line(self.raw)
+
+    def _repr_html_(self) -> str:
+        return html.records_html("Attempts", [view.attempts_row(self.raw)])
 
 
 class Problem(Record):

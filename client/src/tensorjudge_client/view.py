@@ -412,6 +412,61 @@ def records_table(title: str, rows: list[dict[str, Any]]) -> Table:
     return table
 
 
+# What a student sees of a report under the feedback policy, in words.
+FEEDBACK_WORDS = {
+    "visible": "full report",
+    "summary": "public cases, hidden ones as a count",
+    "verdict": "verdict only",
+}
+
+
+def attempts_left_text(attempts: dict[str, Any]) -> str:
+    used, allowed = attempts.get("attempts_used"), attempts.get("attempts_allowed")
+    if not isinstance(allowed, int):
+        return f"{used} used, no limit"
+    left = max(0, allowed - used) if isinstance(used, int) else "?"
+    return f"{used} of {allowed} used, {left} left"
+
+
+def attempts_row(attempts: dict[str, Any]) -> dict[str, Any]:
+    """``.../attempts`` of one problem as a table row."""
+    return {
+        "problem": attempts.get("problem_id"),
+        "attempts": attempts_left_text(attempts),
+        "credit now": attempts.get("rule"),
+        "open": attempts.get("open"),
+        "due": fmt(attempts.get("due_at")),
+        "feedback": FEEDBACK_WORDS.get(str(attempts.get("feedback")), attempts.get("feedback")),
+    }
+
+
+def attempts_line(attempts: dict[str, Any]) -> str:
+    """One line: "multi-head-attention: 1 of 3 used, 2 left · on time: 100 % · due ..."."""
+    row = attempts_row(attempts)
+    state = row["credit now"] if row["open"] else f"{row['credit now']} (not accepting)"
+    return (
+        f"{row['problem']}: attempts {row['attempts']} · {state} · due {row['due']} · "
+        f"feedback: {row['feedback']}"
+    )
+
+
+def assignment_row(assignment: dict[str, Any]) -> dict[str, Any]:
+    """An assignment as a table row: my own due date and credit now when I am a student."""
+    mine = assignment.get("mine") if isinstance(assignment.get("mine"), dict) else None
+    problems = ", ".join(str(p.get("problem_id")) for p in dicts(assignment.get("problems")))
+    allowed = (mine or assignment).get("attempts_allowed" if mine else "max_attempts")
+    return {
+        "id": assignment.get("id"),
+        "course": assignment.get("course_id"),
+        "title": assignment.get("title"),
+        "problems": problems,
+        "due": fmt((mine or assignment).get("due_at")),
+        "credit now": mine.get("rule") if mine else None,
+        "attempts": allowed if isinstance(allowed, int) else "no limit",
+        "feedback": assignment.get("feedback"),
+    }
+
+
 def to_text(renderable: RenderableType, width: int | None = None) -> str:
     """Plain text (no colour codes) for a REPL or a log; as wide as the terminal, at least 100."""
     width = width or max(100, shutil.get_terminal_size((120, 24)).columns)

@@ -1,5 +1,5 @@
 // Every page's nav: "Sign in", or the signed-in account's name (a link to /account) and "Sign
-// out". Loaded by every page shell beside its own script.
+// out", after "Admin" for an administrator. Loaded by every page shell beside its own script.
 import { api, currentUser, describeError } from "./api.js";
 import { clear, h } from "./dom.js";
 
@@ -34,5 +34,6 @@ export async function renderAccountNav() {
     },
     "Sign out",
   );
-  clear(slot).append(h("a", { href: "/account", "aria-current": current }, user.name), signOut);
+  const admin = user.role === "admin" ? h("a", { href: "/admin", "aria-current": location.pathname === "/admin" ? "page" : null }, "Admin") : null;
+  clear(slot).append(...[admin, h("a", { href: "/account", "aria-current": current }, user.name), signOut].filter(Boolean));
 }

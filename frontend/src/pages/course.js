@@ -1,5 +1,7 @@
 // "/courses/{id}": a course's home: its assignments, with each one's due date (the student's
 // own, extensions included) and whether it is open now; its instructors create assignments here.
+// Its staff find everything of the course from here: the roster, the join code and link, each
+// assignment's gradebook.
 import { api, describeError } from "../lib/api.js";
 import { assignmentForm } from "../lib/assignment-form.js";
 import { fill, h } from "../lib/dom.js";
@@ -20,8 +22,9 @@ async function main() {
   const root = document.getElementById("main");
   let title = `Course ${courseId}`;
   let role = null;
+  let course = null;
   try {
-    const course = (await api(`/api/courses/${encodeURIComponent(courseId)}`)).data;
+    course = (await api(`/api/courses/${encodeURIComponent(courseId)}`)).data;
     title = course.title || title;
     role = course.role;
   } catch {
@@ -37,16 +40,18 @@ async function main() {
   document.title = `${title} · TensorJudge`;
   const list = h("div", { id: "assignments" });
   const notice = h("p", { class: "message", role: "status" });
+  const staff = role === "ta" || role === "instructor";
   const reload = async () => {
     assignments = (await api(`/api/courses/${encodeURIComponent(courseId)}/assignments`)).data;
-    fill(list, assignmentTable(assignments));
+    fill(list, assignmentTable(assignments, staff));
   };
-  fill(list, assignmentTable(assignments));
+  fill(list, assignmentTable(assignments, staff));
   fill(
     root,
     h("nav", { class: "breadcrumb", "aria-label": "Breadcrumb" }, h("a", { href: "/courses" }, "Courses"), " / ", title),
     h("h1", {}, title),
-    h("h2", {}, "Assignments"),
+    staff && course ? courseLinks(course) : null,
+    h("h2", { id: "assignments-heading" }, "Assignments"),
     role === "instructor" ? creator(notice, reload) : null,
     notice,
     list,
@@ -95,13 +100,30 @@ function creator(notice, reload) {
   return h("div", { class: "creator" }, open, slot);
 }
 
-function assignmentTable(assignments) {
+// The staff's way to the rest of the course: roster, join code and link, assignments.
+function courseLinks(course) {
+  const join = course.join_code ? `${location.origin}/join/${course.join_code}` : null;
+  return h(
+    "nav",
+    { class: "course-links", "aria-label": "Course" },
+    h("ul", {},
+      h("li", {}, h("a", { href: `/courses/${course.id}/roster` }, "Roster")),
+      h("li", {}, h("a", { href: "#assignments-heading" }, "Assignments")),
+      h("li", { id: "course-join" },
+        join
+          ? ["Join code ", h("code", { id: "join-code" }, course.join_code), " · ", h("a", { href: join, id: "join-link" }, "join link")]
+          : "Joining by code is closed."),
+    ),
+  );
+}
+
+function assignmentTable(assignments, staff = false) {
   return assignments.length === 0
       ? h("p", { class: "note" }, "No assignment yet.")
       : h(
           "table",
           { class: "assignments-table" },
-          h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Assignment"), h("th", { scope: "col" }, "Due"), h("th", { scope: "col" }, "Now"), h("th", { scope: "col" }, "Problems"))),
+          h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Assignment"), h("th", { scope: "col" }, "Due"), h("th", { scope: "col" }, "Now"), h("th", { scope: "col" }, "Problems"), staff ? h("th", { scope: "col" }, "Gradebook") : null)),
           h(
             "tbody",
             {},
@@ -114,6 +136,7 @@ function assignmentTable(assignments) {
                 h("td", { "data-due": a.mine ? a.mine.due_at : a.due_at }, when(a.mine ? a.mine.due_at : a.due_at), own ? h("span", { class: "badge extension" }, " your extension") : null),
                 h("td", { class: a.mine && !a.mine.open ? "closed" : "open" }, state(a)),
                 h("td", {}, String(a.problems.length)),
+                staff ? h("td", {}, h("a", { href: `/courses/${courseId}/assignments/${a.id}/gradebook`, "aria-label": `Gradebook of ${a.title}` }, "Gradebook")) : null,
               );
             }),
           ),

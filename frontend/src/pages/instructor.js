@@ -1,6 +1,7 @@
 // "/instructor": manage a problem's test cases and read its diagnosability report and stats.
-// Talks to the instructor API (Bearer token); the token is kept for this browser session only.
-import { api, describeError } from "../lib/api.js";
+// Talks to the instructor API as the signed-in account (its session); a pasted token, kept for
+// this browser session only, takes its place (e.g. another account's, or with no sign-in).
+import { api, currentUser, describeError } from "../lib/api.js";
 import { barChart, rateChart } from "../lib/charts.js";
 import { clear, fill, formatNumber, h, shapeText, variadicNote } from "../lib/dom.js";
 import { sessionStore } from "../lib/storage.js";
@@ -10,6 +11,8 @@ const CASES_ROUTE = /^\/api\/problems\/\{[^}]+\}\/test-cases$/;
 
 let problems = [];
 let currentProblem = null;
+// The signed-in account when it may use this page (a deployment instructor or an admin).
+let signedIn = null;
 
 const token = () => sessionStore.get(TOKEN_KEY);
 const base = () => `/api/problems/${encodeURIComponent(currentProblem)}`;
@@ -159,8 +162,8 @@ function warningList(warnings) {
 }
 
 function authHint(err) {
-  if (err.status === 401) return `${describeError(err)}: enter an instructor token above.`;
-  if (err.status === 403) return `${describeError(err)}: this token is not an instructor's.`;
+  if (err.status === 401) return `${describeError(err)}: sign in, or enter an instructor token above.`;
+  if (err.status === 403) return `${describeError(err)}: ${token() ? "this token is" : "you are"} not an instructor.`;
   return describeError(err);
 }
 
@@ -610,6 +613,12 @@ function submissionsSection() {
 
 // ---------------------------------------------------------------- page
 
+function accessText(saved) {
+  if (saved) return "Token kept for this browser session.";
+  if (signedIn) return `Signed in as ${signedIn.name} (${signedIn.role}): the forms below act as you. A token entered here replaces your account for this browser session.`;
+  return "Sign in as an instructor, or enter a token (python -m app tokens create --role instructor --name NAME).";
+}
+
 function tokenSection() {
   const saved = !!token();
   return h(
@@ -640,13 +649,14 @@ function tokenSection() {
           class: "button subtle",
           onclick: () => {
             sessionStore.remove(TOKEN_KEY);
-            message(document.getElementById("token-status"), "Token forgotten.");
+            message(document.getElementById("token-status"), signedIn ? `Token forgotten. ${accessText(false)}` : "Token forgotten.");
+            if (signedIn) refreshAll();
           },
         },
         "Forget token",
       ),
     ),
-    h("p", { id: "token-status", class: saved ? "message success" : "message", role: "status" }, saved ? "Token kept for this browser session." : "Created with: python -m app tokens create --role instructor --name NAME"),
+    h("p", { id: "token-status", class: saved || signedIn ? "message success" : "message", role: "status" }, accessText(saved)),
   );
 }
 
@@ -715,8 +725,9 @@ async function main() {
   const root = document.getElementById("main");
   let apiPresent = false;
   try {
-    const [{ data: list }, { data: openapi }] = await Promise.all([api("/api/problems"), api("/openapi.json")]);
+    const [{ data: list }, { data: openapi }, { user }] = await Promise.all([api("/api/problems"), api("/openapi.json"), currentUser()]);
     problems = list;
+    signedIn = user && (user.role === "instructor" || user.role === "admin") ? user : null;
     apiPresent = Object.keys(openapi.paths || {}).some((p) => CASES_ROUTE.test(p));
   } catch (err) {
     fill(root, h("h1", {}, "Instructor"), h("p", { class: "error", role: "alert" }, describeError(err)));
@@ -790,7 +801,7 @@ async function main() {
   for (const p of problems) {
     api(`/api/problems/${encodeURIComponent(p.id)}`).then(({ data }) => (p.detail = data)).catch(() => {});
   }
-  if (token()) refreshAll();
+  if (token() || signedIn) refreshAll();
 }
 
 main();

@@ -1,6 +1,7 @@
 // "/courses/{id}/roster": the course's staff read the roster; its instructors add people one by
 // one or by CSV (every failing row shown, nothing half-imported), change sections, block,
-// remove, and make password links for students.
+// remove, and make password links for students. "Sync roster" enrolls the members of the LMS
+// courses linked to this one now (LTI Names and Role Provisioning), as a launch does.
 import { ApiError, api, currentUser, describeError } from "../lib/api.js";
 import { clear, fill, h } from "../lib/dom.js";
 
@@ -251,6 +252,30 @@ function uploadForm(onImported) {
 
 // -------------------------------------------------------------------- page
 
+// The course's staff; the server answers 409 when no LMS course with a roster is linked here.
+function syncForm(refresh) {
+  const status = h("p", { id: "sync-status", class: "message", role: "status", "aria-live": "polite" });
+  const button = h("button", {
+    type: "button",
+    class: "button",
+    id: "sync-roster",
+    onclick: async () => {
+      button.disabled = true;
+      message(status, "Asking the LMS for its roster…");
+      try {
+        const { data } = await api(`${base}/lti/roster-sync`, { method: "POST" });
+        message(status, `Synced: ${data.members} members in the LMS, ${data.added} added here.`, "success");
+        await refresh();
+      } catch (err) {
+        message(status, describeError(err), "error");
+      } finally {
+        button.disabled = false;
+      }
+    },
+  }, "Sync roster");
+  return h("section", { "aria-labelledby": "sync-heading" }, h("h2", { id: "sync-heading" }, "LMS roster"), h("p", { class: "help" }, "Enrolls every member of the LMS courses linked to this course now, as their launches would."), button, status);
+}
+
 async function main() {
   const root = document.getElementById("main");
   let course;
@@ -287,6 +312,7 @@ async function main() {
     h("h1", {}, `Roster: ${course.title}`),
     h("p", { class: "meta" }, joinLink ? ["Students join with the code ", h("code", { id: "join-code" }, course.join_code), " or the link ", h("code", {}, joinLink), "."] : "Joining by code is closed."),
     h("section", { "aria-labelledby": "sections-heading" }, h("h2", { id: "sections-heading" }, "Sections"), sectionsEl),
+    syncForm(refresh),
     filtersForm(sections, refresh),
     notice,
     table,
