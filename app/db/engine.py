@@ -90,15 +90,39 @@ def write_turn(bind: Engine | Connection) -> Iterator[None]:
     wait do not compete for the interpreter lock with the one that holds the write lock.
     Reentrant (a writer may commit twice). PostgreSQL locks rows, not the database: nothing
     to wait for."""
-    engine = bind.engine
-    if engine.dialect.name != "sqlite":
+    lock = _writers_lock(bind.engine)
+    if lock is None:
         yield
         return
-    key = str(engine.url)
-    with _WRITERS_GUARD:
-        lock = _WRITERS.setdefault(key, threading.RLock())
     with lock:
         yield
+
+
+@contextmanager
+def spare_write_turn(bind: Engine | Connection) -> Iterator[bool]:
+    """The turn only if no other writer of this process holds it now: True, held until the
+    end; False, not taken (for a write that can wait for a quieter moment, e.g. a "last used"
+    hint, so it never queues before a submission's insert)."""
+    lock = _writers_lock(bind.engine)
+    if lock is None:
+        yield True
+        return
+    if not lock.acquire(blocking=False):
+        yield False
+        return
+    try:
+        yield True
+    finally:
+        lock.release()
+
+
+def _writers_lock(engine: Engine) -> threading.RLock | None:
+    """This process's lock for ``engine``'s SQLite file; None for other databases."""
+    if engine.dialect.name != "sqlite":
+        return None
+    key = str(engine.url)
+    with _WRITERS_GUARD:
+        return _WRITERS.setdefault(key, threading.RLock())
 
 
 def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:

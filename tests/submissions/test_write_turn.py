@@ -13,8 +13,12 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
+from app.auth.accounts import create_user
+from app.auth.models import ApiToken
+from app.auth.tokens import authenticate, issue_token
 from app.core.config import Settings
 from app.db.engine import make_engine, write_turn
+from app.worker.runtime import open_database
 
 
 @pytest.fixture
@@ -94,3 +98,47 @@ def test_the_turn_is_reentrant(engine: Engine) -> None:
         connection.commit()
     with engine.connect() as connection:
         assert connection.execute(text("SELECT count(*) FROM t")).scalar_one() == 2
+
+
+def test_a_token_touch_steps_aside_while_writers_are_busy(tmp_path: Path) -> None:
+    """A token's "last used" hint is not written while another writer of this process holds
+    the turn (a deadline's inserts go first; the request neither waits nor fails), and is
+    written by the next request once the turn is free."""
+    engine, sessions = open_database(Settings(data_dir=tmp_path / "data"))
+    try:
+        with sessions() as session:
+            user = create_user(session, "s@class.example", "Student", "member")
+            token_row, secret = issue_token(session, user.id, "laptop")
+            session.commit()
+            token_id = token_row.id
+
+        def last_used() -> object:
+            with sessions() as session:
+                row = session.get(ApiToken, token_id)
+                assert row is not None
+                return row.last_used_at
+
+        holding = threading.Event()
+        release = threading.Event()
+
+        def busy_writer() -> None:
+            with engine.connect() as connection, write_turn(connection):
+                holding.set()
+                release.wait(30)
+
+        writer = threading.Thread(target=busy_writer)
+        writer.start()
+        try:
+            assert holding.wait(30)
+            with sessions() as session:
+                principal = authenticate(session, secret)
+            assert principal is not None and principal.user_id == user.id
+            assert last_used() is None
+        finally:
+            release.set()
+            writer.join(30)
+        with sessions() as session:
+            assert authenticate(session, secret) is not None
+        assert last_used() is not None
+    finally:
+        engine.dispose()
