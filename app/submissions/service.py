@@ -20,6 +20,7 @@ from app.core import events
 from app.core.config import Settings
 from app.core.errors import ApiError
 from app.db.base import utcnow
+from app.db.engine import write_turn
 from app.grading.schemas import GradeReport
 from app.submissions.access import may_read
 from app.submissions.models import Submission
@@ -382,11 +383,13 @@ class SubmissionService:
             if handoff is not None and counts.queued == 0 and not counts.client_running:
                 token = str(uuid.uuid4())
             try:
-                if token is not None and handoff is not None:
-                    repo.add_claimed(submission, token, handoff.worker, handoff.lease)
-                else:
-                    repo.add(submission)
-                session.commit()
+                # The reads above took no lock (SQLite); the write transaction starts here.
+                with write_turn(session.get_bind()):
+                    if token is not None and handoff is not None:
+                        repo.add_claimed(submission, token, handoff.worker, handoff.lease)
+                    else:
+                        repo.add(submission)
+                    session.commit()
             except IntegrityError:
                 # A concurrent retry with the same key won the insert: answer with its row.
                 session.rollback()

@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.core import events, metrics
 from app.core.config import Settings
 from app.db.base import utcnow
+from app.db.engine import write_turn
 from app.grading.schemas import GradeReport
 from app.grading.verdicts import Verdict
 from app.problems.loader import Problem
@@ -155,7 +156,7 @@ def grade_claimed(
             kind = type(exc).__name__
             metrics.sandbox_failed(kind)
             if submission.attempts < limit:
-                with ctx.sessions() as session:
+                with ctx.sessions() as session, write_turn(session.get_bind()):
                     SubmissionRepository(session).release(submission.id, token, kind)
                     session.commit()
                 metrics.retried()
@@ -187,7 +188,7 @@ def _store(
     report_json = report.model_dump_json()
     began = time.perf_counter()
     now = utcnow()
-    with ctx.sessions() as session:
+    with ctx.sessions() as session, write_turn(session.get_bind()):
         repo = SubmissionRepository(session)
         stored = repo.finish(
             submission,
@@ -280,7 +281,7 @@ def claim_and_grade(ctx: GradingContext) -> bool | None:
     ``SubmissionRepository.claim_next``). None if no client with queued work was idle, else
     whether the result was stored (False: it went back to the queue, or its lease was lost)."""
     token = new_token()
-    with ctx.sessions() as session:
+    with ctx.sessions() as session, write_turn(session.get_bind()):
         submission = SubmissionRepository(session).claim_next(token, ctx.name, ctx.lease)
         session.commit()
     if submission is None:

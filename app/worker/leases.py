@@ -18,6 +18,7 @@ from datetime import timedelta
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.core.config import Settings
+from app.db.engine import write_turn
 from app.submissions.repository import SubmissionRepository
 
 log = logging.getLogger(__name__)
@@ -72,7 +73,7 @@ class LeaseKeeper:
         submission_id, token = key
         lease = timedelta(seconds=self._settings.lease_seconds)
         try:
-            with self._sessions() as session:
+            with self._sessions() as session, write_turn(session.get_bind()):
                 kept = SubmissionRepository(session).renew_lease(submission_id, token, lease)
                 session.commit()
         except Exception:
