@@ -14,10 +14,12 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
+from app.auth.first_run import announce, prepare_first_run
 from app.core import events, metrics
 from app.core.config import Settings
 from app.lti.outbox import enqueue_scores
 from app.lti.sender import ScoreSender
+from app.mail.sender import MailSender
 from app.observability.port import MetricsPort
 from app.observability.queue import QueueCollector
 from app.observability.readiness import Priming, Readiness
@@ -34,6 +36,9 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     metrics.configure(settings.metrics_dir)
     events.configure(settings.log_format)
     engine, sessions = open_database(settings)
+    first_run = prepare_first_run(settings, sessions)
+    if first_run is not None:
+        announce(first_run)
     pool = None
     listener = None
     dispatcher: Dispatcher
@@ -66,9 +71,12 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     app.state.readiness = readiness
     sender = ScoreSender(sessions, settings)
     sender.start()
+    mail_sender = MailSender(sessions, settings)
+    mail_sender.start()
     try:
         yield
     finally:
+        mail_sender.stop()
         sender.stop()
         if port is not None:
             port.stop()

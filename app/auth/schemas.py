@@ -50,6 +50,13 @@ class ResetIn(Strict):
     password: str = _PASSWORD
 
 
+class SetupIn(Strict):
+    secret: str = Field(min_length=1, max_length=200)
+    email: str = Field(min_length=3, max_length=320)
+    name: str = Field(min_length=1, max_length=200)
+    password: str = _PASSWORD
+
+
 class PasswordChangeIn(Strict):
     current_password: str = _PASSWORD
     new_password: str = _PASSWORD

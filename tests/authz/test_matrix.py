@@ -100,9 +100,12 @@ RULES: dict[tuple[str, str], Rule] = {
     ("GET", "/login"): Rule(EVERYONE),
     ("GET", "/account"): Rule(EVERYONE),
     ("GET", "/reset/{secret}"): Rule(EVERYONE),
+    ("GET", "/setup/{secret}"): Rule(EVERYONE),
     ("POST", "/api/auth/login"): Rule(EVERYONE),
     ("POST", "/api/auth/logout"): Rule(EVERYONE),
     ("POST", "/api/auth/reset"): Rule(EVERYONE),
+    # Anyone holding the printed link, once, while no administrator exists.
+    ("POST", "/api/setup"): Rule(EVERYONE),
     ("POST", "/api/auth/token"): Rule(EVERYONE),
     # Single sign-on is not configured here: 404 for everyone (tests/accounts/test_oidc.py).
     ("GET", "/api/auth/oidc/login"): Rule(frozenset()),
@@ -124,6 +127,9 @@ RULES: dict[tuple[str, str], Rule] = {
     ("GET", "/api/lti/scores"): Rule(frozenset({"admin"})),
     ("GET", "/api/courses/{course_id}/lti/scores"): Rule(COURSE_STAFF),
     ("POST", "/api/courses/{course_id}/lti/roster-sync"): Rule(COURSE_STAFF),
+    # The mail outbox (recipients, subjects, errors; never bodies).
+    ("GET", "/api/admin/mail"): Rule(frozenset({"admin"})),
+    ("GET", "/api/courses/{course_id}/mail"): Rule(COURSE_STAFF),
     ("GET", "/api/account/tokens"): Rule(SIGNED_IN),
     ("POST", "/api/account/tokens"): Rule(SIGNED_IN),
     # The student's own token: anyone else's is not theirs to see (404).

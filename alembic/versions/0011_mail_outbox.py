@@ -1,0 +1,63 @@
+"""The mail outbox (app/mail): every mail, written in the transaction of the event that sends
+it, and sent by the mail sender with retries.
+
+Revision ID: 0011_mail_outbox
+Revises: 0010_arrival
+Create Date: 2026-12-03
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from alembic import op
+
+revision = "0011_mail_outbox"
+down_revision = "0010_arrival"
+branch_labels = None
+depends_on = None
+
+AutoId = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
+
+
+def _ts(name: str, nullable: bool = True) -> sa.Column[object]:
+    return sa.Column(name, sa.DateTime(timezone=True), nullable=nullable)
+
+
+def upgrade() -> None:
+    op.create_table(
+        "mail_outbox",
+        sa.Column("id", AutoId, autoincrement=True, nullable=False),
+        sa.Column("kind", sa.String(32), nullable=False),
+        sa.Column("to_address", sa.String(320), nullable=False),
+        sa.Column("subject", sa.String(300), nullable=False),
+        sa.Column("text_body", sa.Text(), nullable=True),
+        sa.Column("html_body", sa.Text(), nullable=True),
+        sa.Column(
+            "user_id",
+            AutoId,
+            sa.ForeignKey("users.id", ondelete="SET NULL", name="fk_mail_outbox_user_id_users"),
+            nullable=True,
+        ),
+        sa.Column(
+            "course_id",
+            AutoId,
+            sa.ForeignKey(
+                "courses.id", ondelete="CASCADE", name="fk_mail_outbox_course_id_courses"
+            ),
+            nullable=True,
+        ),
+        sa.Column("status", sa.String(16), nullable=False),
+        sa.Column("attempts", sa.Integer(), nullable=False),
+        _ts("next_attempt_at", nullable=False),
+        _ts("claimed_until"),
+        sa.Column("last_error", sa.String(1000), nullable=True),
+        _ts("created_at", nullable=False),
+        _ts("sent_at"),
+        sa.PrimaryKeyConstraint("id", name="pk_mail_outbox"),
+    )
+    op.create_index("ix_mail_outbox_status_next", "mail_outbox", ["status", "next_attempt_at"])
+    op.create_index("ix_mail_outbox_course_id", "mail_outbox", ["course_id"])
+
+
+def downgrade() -> None:
+    op.drop_table("mail_outbox")
