@@ -24,7 +24,7 @@ from app.core.config import Settings
 from app.core.deps import SessionsDep, SettingsDep
 from app.core.errors import ApiError, error_responses
 from app.db.base import utcnow
-from app.mail.messages import reset_message
+from app.mail.messages import RESET, reset_message
 from app.mail.outbox import enqueue
 
 router = APIRouter(tags=["admin"])
@@ -156,7 +156,7 @@ def _reset_link(
         if mail:
             assert user.email is not None
             # In the link's own transaction: mailed if and only if the link exists.
-            enqueue(session, "reset", user.email, reset_message(user.name, url), user_id=user_id)
+            enqueue(session, RESET, user.email, reset_message(user.name, url), user_id=user_id)
         session.commit()
         return ResetLinkOut(url=url, expires_at=utcnow() + RESET_LINK_LIFETIME, mailed=mail)
 

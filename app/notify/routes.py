@@ -1,17 +1,22 @@
-"""The mail outbox for staff: every mail for administrators, a course's own for its staff."""
+"""The mail outbox for staff (every mail for administrators, a course's own for its staff) and
+a course's invitations."""
 
 from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Path, Query, Request
+from pydantic import BaseModel
+from sqlalchemy.orm import Session, sessionmaker
 from starlette.concurrency import run_in_threadpool
 
 from app.auth.deps import Admin
-from app.core.deps import SessionsDep
+from app.core.config import Settings
+from app.core.deps import SessionsDep, SettingsDep
 from app.core.errors import error_responses
-from app.courses.deps import CourseStaff
+from app.courses.deps import CourseAccess, CourseInstructor, CourseStaff
 from app.mail.status import MailOutboxOut, MailStatus, outbox_view
+from app.notify.invitations import invite
 
 router = APIRouter(tags=["mail"])
 Limit = Annotated[int, Query(ge=1, le=1000)]
@@ -35,3 +40,61 @@ async def course_mail(
     """The mails this course sent (invitations, notifications), newest first. The course's
     staff."""
     return await run_in_threadpool(outbox_view, sessions, access.course_id, status, limit)
+
+
+class SkippedOut(BaseModel):
+    user_id: int
+    reason: str
+
+
+class InvitationsOut(BaseModel):
+    invited: list[int]
+    skipped: list[SkippedOut]
+
+
+def _invite(
+    sessions: sessionmaker[Session],
+    settings: Settings,
+    access: CourseAccess,
+    base: str,
+    user_ids: list[int] | None,
+) -> InvitationsOut:
+    with sessions() as session:
+        done = invite(session, access, (settings.public_url or base).rstrip("/"), user_ids)
+    return InvitationsOut(
+        invited=done.invited,
+        skipped=[SkippedOut(user_id=uid, reason=why) for uid, why in done.skipped],
+    )
+
+
+@router.post(
+    "/api/courses/{course_id}/invitations",
+    response_model=InvitationsOut,
+    responses=error_responses({}),
+)
+async def invite_everyone(
+    request: Request, access: CourseInstructor, sessions: SessionsDep, settings: SettingsDep
+) -> InvitationsOut:
+    """Mails an invitation to every active member who has not joined yet (not signed in,
+    no password): a link to choose a password when the account is this course's to set up,
+    else a pointer to sign in. Nobody is mailed twice within 10 minutes. Instructors."""
+    base = str(request.base_url).rstrip("/")
+    return await run_in_threadpool(_invite, sessions, settings, access, base, None)
+
+
+@router.post(
+    "/api/courses/{course_id}/members/{user_id}/invitation",
+    response_model=InvitationsOut,
+    responses=error_responses({404: "No such member"}),
+)
+async def invite_one(
+    request: Request,
+    user_id: Annotated[int, Path(ge=1, le=2**53)],
+    access: CourseInstructor,
+    sessions: SessionsDep,
+    settings: SettingsDep,
+) -> InvitationsOut:
+    """Mails (again) this member's invitation; one who has joined gets the sign-in pointer,
+    never a password link. Instructors."""
+    base = str(request.base_url).rstrip("/")
+    return await run_in_threadpool(_invite, sessions, settings, access, base, [user_id])

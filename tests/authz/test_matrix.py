@@ -130,6 +130,10 @@ RULES: dict[tuple[str, str], Rule] = {
     # The mail outbox (recipients, subjects, errors; never bodies).
     ("GET", "/api/admin/mail"): Rule(frozenset({"admin"})),
     ("GET", "/api/courses/{course_id}/mail"): Rule(COURSE_STAFF),
+    ("POST", "/api/courses/{course_id}/invitations"): Rule(COURSE_INSTRUCTORS),
+    ("POST", "/api/courses/{course_id}/members/{user_id}/invitation"): Rule(
+        COURSE_INSTRUCTORS, across=NOBODY
+    ),
     ("GET", "/api/account/tokens"): Rule(SIGNED_IN),
     ("POST", "/api/account/tokens"): Rule(SIGNED_IN),
     # The student's own token: anyone else's is not theirs to see (404).
