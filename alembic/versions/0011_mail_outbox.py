@@ -1,5 +1,6 @@
 """The mail outbox (app/mail): every mail, written in the transaction of the event that sends
-it, and sent by the mail sender with retries.
+it, and sent by the mail sender with retries; and each person's choice of the optional mails
+(``users.mail_optional``, on for everyone).
 
 Revision ID: 0011_mail_outbox
 Revises: 0010_arrival
@@ -57,7 +58,14 @@ def upgrade() -> None:
     )
     op.create_index("ix_mail_outbox_status_next", "mail_outbox", ["status", "next_attempt_at"])
     op.create_index("ix_mail_outbox_course_id", "mail_outbox", ["course_id"])
+    op.add_column(
+        "users",
+        sa.Column("mail_optional", sa.Boolean(), server_default=sa.true(), nullable=False),
+    )
 
 
 def downgrade() -> None:
+    # In place (SQLite >= 3.35), not a copy-and-rename: that would cascade into every table
+    # that refers to users.
+    op.drop_column("users", "mail_optional")
     op.drop_table("mail_outbox")

@@ -46,3 +46,15 @@ def invitation_message(name: str, course: str, url: str | None, sign_in_url: str
         text=f"{hello}\n\n{added}\n{line}\n{target}\n",
         html=_html([hello, added, line], target, label, []),
     )
+
+
+EXTENSION, SCORES = "extension", "scores_published"
+# The kinds a person may turn off (``users.mail_optional``).
+OPTIONAL = frozenset({SCORES})
+
+
+def notice_message(name: str, subject: str, lines: list[str], url: str, label: str) -> Message:
+    """A short notice about a course's work: the lines, and a link to the page concerned."""
+    hello = f"Hello {name},"
+    text = "\n".join([hello, "", *lines, url, ""])
+    return Message(subject=subject[:300], text=text, html=_html([hello, *lines], url, label, []))

@@ -11,8 +11,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from starlette.concurrency import run_in_threadpool
 
 from app.auth.deps import Admin
-from app.core.config import Settings
-from app.core.deps import SessionsDep, SettingsDep
+from app.core.deps import SessionsDep, SettingsDep, site_url
 from app.core.errors import error_responses
 from app.courses.deps import CourseAccess, CourseInstructor, CourseStaff
 from app.mail.status import MailOutboxOut, MailStatus, outbox_view
@@ -54,13 +53,12 @@ class InvitationsOut(BaseModel):
 
 def _invite(
     sessions: sessionmaker[Session],
-    settings: Settings,
     access: CourseAccess,
     base: str,
     user_ids: list[int] | None,
 ) -> InvitationsOut:
     with sessions() as session:
-        done = invite(session, access, (settings.public_url or base).rstrip("/"), user_ids)
+        done = invite(session, access, base, user_ids)
     return InvitationsOut(
         invited=done.invited,
         skipped=[SkippedOut(user_id=uid, reason=why) for uid, why in done.skipped],
@@ -78,8 +76,8 @@ async def invite_everyone(
     """Mails an invitation to every active member who has not joined yet (not signed in,
     no password): a link to choose a password when the account is this course's to set up,
     else a pointer to sign in. Nobody is mailed twice within 10 minutes. Instructors."""
-    base = str(request.base_url).rstrip("/")
-    return await run_in_threadpool(_invite, sessions, settings, access, base, None)
+    base = site_url(request, settings)
+    return await run_in_threadpool(_invite, sessions, access, base, None)
 
 
 @router.post(
@@ -96,5 +94,5 @@ async def invite_one(
 ) -> InvitationsOut:
     """Mails (again) this member's invitation; one who has joined gets the sign-in pointer,
     never a password link. Instructors."""
-    base = str(request.base_url).rstrip("/")
-    return await run_in_threadpool(_invite, sessions, settings, access, base, [user_id])
+    base = site_url(request, settings)
+    return await run_in_threadpool(_invite, sessions, access, base, [user_id])

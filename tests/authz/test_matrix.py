@@ -141,6 +141,8 @@ RULES: dict[tuple[str, str], Rule] = {
         frozenset({"student"}), consumes=True, across=frozenset({"other_student"})
     ),
     ("PUT", "/api/account/password"): Rule(SIGNED_IN),
+    ("GET", "/api/account/mail"): Rule(SIGNED_IN),
+    ("PUT", "/api/account/mail"): Rule(SIGNED_IN),
     ("GET", "/api/account/sessions"): Rule(SIGNED_IN),
     # The student's own session: anyone else's is not theirs to see (404).
     ("DELETE", "/api/account/sessions/{session_id}"): Rule(frozenset({"student"}), consumes=True),
