@@ -15,13 +15,16 @@ from typing import Any
 import pytest
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import SMTP, Envelope, Session
+from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session as DbSession
 from sqlalchemy.orm import sessionmaker
 
 from app.core.retry import SendPolicy
 from app.db.engine import make_engine, make_sessionmaker
 from app.db.migrate import upgrade
+from app.main import create_app
 from tests.instructors.conftest import make_settings
+from tests.support.people import People, seed_people
 
 
 @dataclass
@@ -92,3 +95,24 @@ def sessions(tmp_path: Path, database_url: str | None) -> Iterator[sessionmaker[
     upgrade(engine)
     yield make_sessionmaker(engine)
     engine.dispose()
+
+
+@pytest.fixture
+def inbox(smtp_server: StartServer) -> Inbox:
+    return smtp_server()
+
+
+@pytest.fixture
+def mail_app(tmp_path: Path, inbox: Inbox) -> Iterator[tuple[TestClient, People]]:
+    """The service mailing ``inbox`` (its sender thread passing every 0.05 s), and everyone of
+    tests/support/people.py."""
+    settings = make_settings(
+        tmp_path / "data",
+        mailer="smtp",
+        smtp_port=inbox.port,
+        smtp_from="judge@example.edu",
+        public_url="https://judge.example.edu/",
+        mail_send_interval_seconds=0.05,
+    )
+    with TestClient(create_app(settings)) as api:
+        yield api, seed_people(api.app.state.sessions)  # type: ignore[attr-defined]

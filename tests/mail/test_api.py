@@ -4,41 +4,13 @@ server through the app's own sender thread; a refused one shows as failed in the
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
-from fastapi.testclient import TestClient
-
 from app.mail.messages import reset_message
 from app.mail.outbox import enqueue
-from app.main import create_app
-from tests.instructors.conftest import make_settings
-from tests.mail.conftest import Inbox, StartServer
-from tests.support.people import People, seed_people
+from tests.mail.conftest import Inbox
 
 
-@pytest.fixture
-def inbox(smtp_server: StartServer) -> Inbox:
-    return smtp_server()
-
-
-@pytest.fixture
-def app_and_people(tmp_path: Path, inbox: Inbox) -> Iterator[tuple[TestClient, People]]:
-    settings = make_settings(
-        tmp_path / "data",
-        mailer="smtp",
-        smtp_port=inbox.port,
-        smtp_from="judge@example.edu",
-        public_url="https://judge.example.edu",
-        mail_send_interval_seconds=0.05,
-    )
-    with TestClient(create_app(settings)) as api:
-        yield api, seed_people(api.app.state.sessions)  # type: ignore[attr-defined]
-
-
-def test_a_mailed_reset_link_arrives_and_shows_as_sent(app_and_people, inbox: Inbox) -> None:
-    api, people = app_and_people
+def test_a_mailed_reset_link_arrives_and_shows_as_sent(mail_app, inbox: Inbox) -> None:
+    api, people = mail_app
     uid = people.users["student"]
     r = api.post(f"/api/admin/users/{uid}/reset-link?mail=true", headers=people.headers("admin"))
     assert r.status_code == 201 and r.json()["mailed"] is True
@@ -56,8 +28,8 @@ def test_a_mailed_reset_link_arrives_and_shows_as_sent(app_and_people, inbox: In
     assert url not in str(view)  # the link is the student's, not the staff's
 
 
-def test_a_refused_mail_shows_failed_to_the_admin(app_and_people, inbox: Inbox) -> None:
-    api, people = app_and_people
+def test_a_refused_mail_shows_failed_to_the_admin(mail_app, inbox: Inbox) -> None:
+    api, people = mail_app
     inbox.refuse_rcpt = "550 5.1.1 mailbox unavailable"
     uid = people.users["student"]
     api.post(f"/api/admin/users/{uid}/reset-link?mail=true", headers=people.headers("admin"))
@@ -72,8 +44,8 @@ def test_a_refused_mail_shows_failed_to_the_admin(app_and_people, inbox: Inbox) 
     assert inbox.mails == []
 
 
-def test_course_staff_see_their_courses_mail_only(app_and_people) -> None:
-    api, people = app_and_people
+def test_course_staff_see_their_courses_mail_only(mail_app) -> None:
+    api, people = mail_app
     with api.app.state.sessions() as session:  # type: ignore[attr-defined]
         for key in ("course", "other_course"):
             message = reset_message(key, f"https://judge.example.edu/reset/{key}")

@@ -6,37 +6,11 @@ roster shows invited / joined."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from pathlib import Path
 
-import pytest
-from fastapi.testclient import TestClient
-
-from app.main import create_app
 from tests.accounts.conftest import JSON
-from tests.instructors.conftest import make_settings
-from tests.mail.conftest import Inbox, StartServer
-from tests.support.people import People, seed_people
+from tests.mail.conftest import Inbox
 
 LINK = re.compile(r"https://judge\.example\.edu(/reset/[A-Za-z0-9_-]+)")
-
-
-@pytest.fixture
-def inbox(smtp_server: StartServer) -> Inbox:
-    return smtp_server()
-
-
-@pytest.fixture
-def world(tmp_path: Path, inbox: Inbox) -> Iterator[tuple[TestClient, People]]:
-    settings = make_settings(
-        tmp_path / "data",
-        mailer="smtp",
-        smtp_port=inbox.port,
-        public_url="https://judge.example.edu/",
-        mail_send_interval_seconds=0.05,
-    )
-    with TestClient(create_app(settings)) as api:
-        yield api, seed_people(api.app.state.sessions)  # type: ignore[attr-defined]
 
 
 def wait_for(inbox: Inbox, count: int) -> None:
@@ -54,8 +28,8 @@ def body_of(inbox: Inbox, to: str) -> str:
     return str(part.get_content())
 
 
-def test_inviting_a_roster(world, inbox: Inbox) -> None:
-    api, people = world
+def test_inviting_a_roster(mail_app, inbox: Inbox) -> None:
+    api, people = mail_app
     course = people.courses["course"]
     teacher = people.headers("instructor")
     new = [f"new{i}@example.edu" for i in range(3)]
@@ -99,8 +73,8 @@ def test_inviting_a_roster(world, inbox: Inbox) -> None:
     assert reasons[ids[1]].startswith("invited less than 10 minutes ago")
 
 
-def test_an_account_not_the_courses_gets_no_link(world, inbox: Inbox) -> None:
-    api, people = world
+def test_an_account_not_the_courses_gets_no_link(mail_app, inbox: Inbox) -> None:
+    api, people = mail_app
     course = people.courses["course"]
     teacher = people.headers("instructor")
     # An account another course made, never used: its password is not this course's to set.

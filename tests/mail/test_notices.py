@@ -4,40 +4,23 @@ optional mails on, and not one who turned them off; publishing again mails nobod
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 from fastapi.testclient import TestClient
 
-from app.main import create_app
 from tests.assignments.conftest import assignment_body
-from tests.instructors.conftest import make_settings
-from tests.mail.conftest import Inbox, StartServer
+from tests.mail.conftest import Inbox
 from tests.mail.test_invitations import body_of, wait_for
-from tests.support.people import People, seed_people
+from tests.support.people import People
 
 
 @pytest.fixture
-def inbox(smtp_server: StartServer) -> Inbox:
-    return smtp_server()
-
-
-@pytest.fixture
-def world(tmp_path: Path, inbox: Inbox) -> Iterator[tuple[TestClient, People, str]]:
-    settings = make_settings(
-        tmp_path / "data",
-        mailer="smtp",
-        smtp_port=inbox.port,
-        public_url="https://judge.example.edu",
-        mail_send_interval_seconds=0.05,
-    )
-    with TestClient(create_app(settings)) as api:
-        people = seed_people(api.app.state.sessions)  # type: ignore[attr-defined]
-        base = f"/api/courses/{people.courses['course']}/assignments"
-        r = api.post(base, json=assignment_body(), headers=people.headers("instructor"))
-        assert r.status_code == 201, r.text
-        yield api, people, f"{base}/{r.json()['id']}"
+def world(mail_app: tuple[TestClient, People]) -> tuple[TestClient, People, str]:
+    """The mailing service and an assignment of the course (its API path)."""
+    api, people = mail_app
+    base = f"/api/courses/{people.courses['course']}/assignments"
+    r = api.post(base, json=assignment_body(), headers=people.headers("instructor"))
+    assert r.status_code == 201, r.text
+    return api, people, f"{base}/{r.json()['id']}"
 
 
 def test_an_extension_is_mailed_to_its_student(world, inbox: Inbox) -> None:
