@@ -1,6 +1,6 @@
 """The mails an assignment's events send, through the outbox in the event's own transaction:
 an extension or override granted (always sent), scores published (optional: only to people
-who keep ``users.mail_optional`` on)."""
+who keep ``users.mail_optional`` on). A regrade's mail is ``app/notify/regrades.py``."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from app.mail.messages import EXTENSION, SCORES, notice_message
 from app.mail.outbox import enqueue
 
 
-def _page(base: str, assignment: Assignment) -> str:
+def page_url(base: str, assignment: Assignment) -> str:
     return f"{base}/courses/{assignment.course_id}/assignments/{assignment.id}"
 
 
@@ -61,7 +61,7 @@ def overrides_granted(
                 user.name,
                 f"{course.title}: an extension on {assignment.title}",
                 [f"Your course staff changed {assignment.title} for you.", *changes],
-                _page(base, assignment),
+                page_url(base, assignment),
                 "Open the assignment",
             )
             enqueue(session, EXTENSION, user.email, message, user_id=user.id, course_id=course.id)
@@ -83,7 +83,7 @@ def scores_published(session: Session, base: str, assignment: Assignment) -> Non
                 f"The scores of {assignment.title} are published.",
                 "You can turn these mails off on your account page.",
             ],
-            _page(base, assignment),
+            page_url(base, assignment),
             "See your score",
         )
         enqueue(session, SCORES, user.email, message, user_id=user.id, course_id=course.id)

@@ -48,9 +48,9 @@ def invitation_message(name: str, course: str, url: str | None, sign_in_url: str
     )
 
 
-EXTENSION, SCORES = "extension", "scores_published"
+EXTENSION, SCORES, REGRADE = "extension", "scores_published", "regrade_changed"
 # The kinds a person may turn off (``users.mail_optional``).
-OPTIONAL = frozenset({SCORES})
+OPTIONAL = frozenset({SCORES, REGRADE})
 
 
 def notice_message(name: str, subject: str, lines: list[str], url: str, label: str) -> Message:

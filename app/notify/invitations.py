@@ -67,15 +67,17 @@ def invite(
     course = session.get(Course, access.course_id)
     if course is None:
         raise course_not_found(access.course_id)
+    pairs: list[tuple[Membership, User]]
     if user_ids is None:
-        pairs = list(
-            session.execute(
+        pairs = [
+            (member, user)
+            for member, user in session.execute(
                 select(Membership, User)
                 .join(User, User.id == Membership.user_id)
                 .where(Membership.course_id == course.id, Membership.status == "active")
                 .order_by(User.id)
-            ).tuples()
-        )
+            )
+        ]
     else:
         pairs = [course_person(session, course.id, uid) for uid in user_ids]
     since = utcnow() - RESEND_AFTER
