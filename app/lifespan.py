@@ -22,6 +22,7 @@ from app.lti.outbox import enqueue_scores
 from app.lti.sender import ScoreSender
 from app.mail.sender import MailSender
 from app.notify.regrades import regrade_changed
+from app.notify.reminders import Reminders
 from app.observability.port import MetricsPort
 from app.observability.queue import QueueCollector
 from app.observability.readiness import Priming, Readiness
@@ -79,9 +80,12 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     sender.start()
     mail_sender = MailSender(sessions, settings)
     mail_sender.start()
+    reminders = Reminders(sessions, base_url(settings), settings.mail_reminder_hours)
+    reminders.start()
     try:
         yield
     finally:
+        reminders.stop()
         mail_sender.stop()
         sender.stop()
         if port is not None:

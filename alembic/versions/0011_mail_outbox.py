@@ -54,7 +54,9 @@ def upgrade() -> None:
         sa.Column("last_error", sa.String(1000), nullable=True),
         _ts("created_at", nullable=False),
         _ts("sent_at"),
+        sa.Column("ref", sa.String(64), nullable=True),
         sa.PrimaryKeyConstraint("id", name="pk_mail_outbox"),
+        sa.UniqueConstraint("user_id", "ref", name="uq_mail_outbox_user_id"),
     )
     op.create_index("ix_mail_outbox_status_next", "mail_outbox", ["status", "next_attempt_at"])
     op.create_index("ix_mail_outbox_course_id", "mail_outbox", ["course_id"])

@@ -187,6 +187,13 @@ class Settings(BaseSettings):
         le=3600,
         description="How often the mail sender looks for mails to send in the outbox.",
     )
+    mail_reminder_hours: float = Field(
+        default=24.0,
+        ge=0,
+        le=24 * 14,
+        description="How long before an assignment's due date its students with attempts left "
+        "and nothing accepted get a reminder (once; an optional mail). 0 sends none.",
+    )
     mail_retry_base_seconds: float = Field(
         default=30.0,
         gt=0,

@@ -49,8 +49,9 @@ def invitation_message(name: str, course: str, url: str | None, sign_in_url: str
 
 
 EXTENSION, SCORES, REGRADE = "extension", "scores_published", "regrade_changed"
+REMINDER = "reminder"
 # The kinds a person may turn off (``users.mail_optional``).
-OPTIONAL = frozenset({SCORES, REGRADE})
+OPTIONAL = frozenset({SCORES, REGRADE, REMINDER})
 
 
 def notice_message(name: str, subject: str, lines: list[str], url: str, label: str) -> Message:

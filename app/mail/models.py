@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import BigInteger, ForeignKey, Index, Integer, String, Text
+from sqlalchemy import BigInteger, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.db.base import Base, UTCDateTime, utcnow
@@ -38,5 +38,11 @@ class MailOut(Base):
     last_error: Mapped[str | None] = mapped_column(String(1000), default=None)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
+    # What a mail sent once per person is about (e.g. "reminder:assignment:7"): unique per
+    # person, so two processes' passes never send the same reminder twice.
+    ref: Mapped[str | None] = mapped_column(String(64), default=None)
 
-    __table_args__ = (Index("ix_mail_outbox_status_next", "status", "next_attempt_at"),)
+    __table_args__ = (
+        Index("ix_mail_outbox_status_next", "status", "next_attempt_at"),
+        UniqueConstraint("user_id", "ref", name="uq_mail_outbox_user_id"),
+    )

@@ -46,8 +46,10 @@ def enqueue(
     *,
     user_id: int | None = None,
     course_id: int | None = None,
+    ref: str | None = None,
 ) -> MailOut:
-    """Adds a mail to the outbox in the caller's transaction; the caller commits."""
+    """Adds a mail to the outbox in the caller's transaction; the caller commits. With
+    ``ref``, a second mail with the same ``ref`` to the same person fails to insert."""
     now = utcnow()
     row = MailOut(
         kind=kind,
@@ -57,6 +59,7 @@ def enqueue(
         html_body=message.html,
         user_id=user_id,
         course_id=course_id,
+        ref=ref,
         status=PENDING,
         attempts=0,
         next_attempt_at=now,
