@@ -12,6 +12,7 @@ import app.auth.models
 import app.courses.models
 import app.gradebook.models
 import app.lti.models
+import app.mail.models
 import app.similarity.models
 import app.submissions.models
 import app.testcases.models  # noqa: F401

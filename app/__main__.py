@@ -43,7 +43,7 @@ def _worker(args: argparse.Namespace) -> int:
     """A scale-out grading worker: consumes jobs from Redis (Celery), grades in the sandbox."""
     from app.authoring.check import startup_defects
     from app.core import events, metrics
-    from app.lifespan import AFTER_GRADING
+    from app.lifespan import after_grading
     from app.observability.port import MetricsPort
     from app.observability.readiness import Priming, Readiness
     from app.problems.loader import load_problems
@@ -58,7 +58,7 @@ def _worker(args: argparse.Namespace) -> int:
     problems = load_problems(
         settings.problems_dir, settings.extra_problem_dirs, vet=startup_defects
     )
-    ctx = grading_context(settings, sessions, problems, AFTER_GRADING)
+    ctx = grading_context(settings, sessions, problems, after_grading(settings))
     readiness = Readiness(engine, redis_url=settings.redis_url)
     if settings.sandbox_prime:
         # As the API's embedded workers do: the first job does not wait for the fork server.

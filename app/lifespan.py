@@ -9,25 +9,34 @@ What it opens goes on ``app.state`` for the typed dependencies in ``app/*/deps.p
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import timedelta
 
 from fastapi import FastAPI
+from sqlalchemy.orm import Session
 
+from app.auth.first_run import announce, base_url, prepare_first_run
 from app.core import events, metrics
 from app.core.config import Settings
 from app.lti.outbox import enqueue_scores
 from app.lti.sender import ScoreSender
+from app.mail.sender import MailSender
+from app.notify.regrades import regrade_changed
+from app.notify.reminders import Reminders
 from app.observability.port import MetricsPort
 from app.observability.queue import QueueCollector
 from app.observability.readiness import Priming, Readiness
 from app.similarity.runner import ReportRunner
+from app.submissions.models import Submission
 from app.submissions.service import Dispatcher
 from app.worker.runtime import grading_context, open_database
 
-# What the grading transaction writes besides the grading: the LMS score outbox.
-AFTER_GRADING = (enqueue_scores,)
+
+def after_grading(settings: Settings) -> tuple[Callable[[Session, Submission], None], ...]:
+    """What the grading transaction writes besides the grading: the LMS score outbox, and the
+    mail to a student whose score a regrade changed."""
+    return (enqueue_scores, regrade_changed(base_url(settings)))
 
 
 @asynccontextmanager
@@ -36,6 +45,9 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     metrics.configure(settings.metrics_dir)
     events.configure(settings.log_format)
     engine, sessions = open_database(settings)
+    first_run = prepare_first_run(settings, sessions)
+    if first_run is not None:
+        announce(first_run)
     pool = None
     listener = None
     dispatcher: Dispatcher
@@ -43,7 +55,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     if settings.queue == "embedded":
         from app.worker.embedded import EmbeddedPool
 
-        context = grading_context(settings, sessions, app.state.problems, AFTER_GRADING)
+        context = grading_context(settings, sessions, app.state.problems, after_grading(settings))
         pool = EmbeddedPool(context, settings.workers)
         pool.start()
         dispatcher = pool
@@ -75,9 +87,15 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         timedelta(seconds=settings.similarity_lease_seconds),
     )
     runner.start()
+    mail_sender = MailSender(sessions, settings)
+    mail_sender.start()
+    reminders = Reminders(sessions, base_url(settings), settings.mail_reminder_hours)
+    reminders.start()
     try:
         yield
     finally:
+        reminders.stop()
+        mail_sender.stop()
         runner.stop()
         sender.stop()
         if port is not None:

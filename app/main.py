@@ -22,6 +22,7 @@ from app.auth.admin_routes import router as admin_users_router
 from app.auth.hashing_slots import HashingSlots
 from app.auth.oidc_routes import router as oidc_router
 from app.auth.routes import router as accounts_router
+from app.auth.setup_routes import router as setup_router
 from app.authoring.check import startup_defects
 from app.core.arrival import ArrivalMiddleware
 from app.core.bodies import BodyLimitMiddleware
@@ -39,6 +40,7 @@ from app.gradebook.routes import router as gradebook_router
 from app.lifespan import lifespan
 from app.lti.api_routes import router as lti_api_router
 from app.lti.routes import router as lti_router
+from app.notify.routes import router as mail_router
 from app.observability.routes import router as observability_router
 from app.problems.loader import load_problems
 from app.problems.routes import router as problems_router
@@ -85,6 +87,7 @@ ROUTERS = (
     account_router,
     admin_users_router,
     admin_config_router,
+    setup_router,
     oidc_router,
     problems_router,
     pages_router,
@@ -105,6 +108,7 @@ ROUTERS = (
     similarity_pages_router,
     lti_router,
     lti_api_router,
+    mail_router,
     health_router,
     observability_router,
 )

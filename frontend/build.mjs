@@ -25,6 +25,7 @@ const result = await build({
     login: "src/pages/login.js",
     account: "src/pages/account.js",
     reset: "src/pages/reset.js",
+    setup: "src/pages/setup.js",
     course: "src/pages/course.js",
     assignment: "src/pages/assignment.js",
     gradebook: "src/pages/gradebook.js",

@@ -21,6 +21,7 @@ from starlette.concurrency import run_in_threadpool
 from app.assignments import history
 from app.assignments.admission import admission
 from app.assignments.models import Assignment, Override
+from app.assignments.notices import overrides_granted, scores_published
 from app.assignments.schemas import (
     AssignmentFields,
     AssignmentOut,
@@ -47,7 +48,7 @@ from app.assignments.service import (
 )
 from app.core.arrival import received_at
 from app.core.bodies import BodyCap, json_body_schema, read_model
-from app.core.deps import SessionsDep
+from app.core.deps import SessionsDep, SettingsDep, site_url
 from app.core.errors import ApiError, error_responses, first_error
 from app.courses.deps import CourseAccess, CourseInstructor, CourseMember, CourseStaff
 from app.db.base import utcnow
@@ -207,15 +208,20 @@ async def publish_assignment(
     access: CourseInstructor,
     sessions: SessionsDep,
     problems: ProblemsDep,
+    settings: SettingsDep,
 ) -> AssignmentOut:
     """From now on students see their full reports (``feedback``) and their scores
     (``scores``), whatever the feedback policy and ``hide_scores`` say."""
     body = await read_model(request, BODY_CAP, PublishBody)
+    base = site_url(request, settings)
 
     def work(session: Session) -> AssignmentOut:
         assignment = get_assignment(session, access, assignment_id)
         now = utcnow()
+        newly = body.scores and assignment.scores_published_at is None
         publish(assignment, body.feedback, body.scores, now)
+        if newly:
+            scores_published(session, base, assignment)
         session.flush()
         return assignment_out(session, assignment, problems, access, now)
 
@@ -248,15 +254,23 @@ async def overrides(
     responses=error_responses(_WRITE),
 )
 async def grant_override(
-    request: Request, assignment_id: AssignmentId, access: CourseStaff, sessions: SessionsDep
+    request: Request,
+    assignment_id: AssignmentId,
+    access: CourseStaff,
+    sessions: SessionsDep,
+    settings: SettingsDep,
 ) -> list[OverrideOut]:
     """One override for ``user_id``, one each for ``user_ids`` (all or none), or one for a
     ``section``; 422 ``not_enrolled`` for anyone who is not an active student here."""
     body = await read_model(request, BODY_CAP, OverrideCreate)
 
+    base = site_url(request, settings)
+
     def work(session: Session) -> list[OverrideOut]:
         assignment = get_assignment(session, access, assignment_id)
-        return [override_out(o) for o in add_overrides(session, access, assignment, body)]
+        rows = add_overrides(session, access, assignment, body)
+        overrides_granted(session, base, assignment, rows)
+        return [override_out(o) for o in rows]
 
     return await _in_session(sessions, work, commit=True)
 

@@ -12,7 +12,14 @@ from app.auth.deps import CurrentUser
 from app.auth.http import read_json
 from app.auth.models import ApiToken, User
 from app.auth.passwords import PasswordError, check_new_password
-from app.auth.schemas import PasswordChangeIn, SessionOut, TokenCreate, TokenCreated, TokenOut
+from app.auth.schemas import (
+    MailChoice,
+    PasswordChangeIn,
+    SessionOut,
+    TokenCreate,
+    TokenCreated,
+    TokenOut,
+)
 from app.auth.sessions import (
     COOKIE,
     end_session_by_handle,
@@ -223,3 +230,37 @@ async def change_password(
         _set_password, sessions, principal.user_id, password_hash, keep, principal.token_id
     )
     return Response(status_code=204)
+
+
+def _mail_choice(
+    sessions: sessionmaker[Session], user_id: int, optional: bool | None
+) -> MailChoice:
+    with sessions() as session:
+        user = session.get(User, user_id)
+        assert user is not None
+        if optional is not None:
+            user.mail_optional = optional
+            session.commit()
+        return MailChoice(optional=user.mail_optional)
+
+
+@router.get("/api/account/mail", response_model=MailChoice, responses=error_responses({}))
+async def mail_choice(principal: CurrentUser, sessions: SessionsDep) -> MailChoice:
+    """Whether the caller receives the optional mails (scores published, a regrade changed a
+    score, deadline reminders). Any signed-in account."""
+    return await run_in_threadpool(_mail_choice, sessions, principal.user_id, None)
+
+
+@router.put(
+    "/api/account/mail",
+    response_model=MailChoice,
+    openapi_extra=json_body_schema(MailChoice),
+    responses=error_responses(_BODY_ERRORS),
+)
+async def set_mail_choice(
+    request: Request, principal: CurrentUser, sessions: SessionsDep
+) -> MailChoice:
+    """Turn the optional mails on or off; invitations, password links and extensions granted
+    are always sent. Any signed-in account."""
+    body = await read_json(request, MailChoice)
+    return await run_in_threadpool(_mail_choice, sessions, principal.user_id, body.optional)

@@ -19,7 +19,6 @@ from app.auth.accounts import (
 )
 from app.auth.deps import Admin
 from app.auth.http import read_json
-from app.auth.mailer import mailer_of, reset_message
 from app.auth.models import User
 from app.auth.passwords import PasswordError, check_new_password
 from app.auth.schemas import ResetLinkOut, UserAdminOut, UserCreate, UserPage, UserPatch
@@ -31,6 +30,8 @@ from app.core.config import Settings
 from app.core.deps import SessionsDep, SettingsDep
 from app.core.errors import ApiError, error_responses
 from app.db.base import utcnow
+from app.mail.messages import RESET, reset_message
+from app.mail.outbox import enqueue
 
 router = APIRouter(tags=["admin"])
 
@@ -164,13 +165,13 @@ def _reset_link(
         if mail and user.email is None:
             raise ApiError(409, "no_email", "this account has no email to mail the link to")
         secret = issue_reset_link(session, user_id, admin_id)
-        session.commit()
         path = f"/reset/{secret}"
         url = f"{settings.public_url.rstrip('/')}{path}" if settings.public_url else path
         if mail:
             assert user.email is not None
-            subject, text = reset_message(user.name, url)
-            mailer_of(settings).send(user.email, subject, text)
+            # In the link's own transaction: mailed if and only if the link exists.
+            enqueue(session, RESET, user.email, reset_message(user.name, url), user_id=user_id)
+        session.commit()
         return ResetLinkOut(url=url, expires_at=utcnow() + RESET_LINK_LIFETIME, mailed=mail)
 
 
@@ -186,7 +187,7 @@ async def reset_link(
     sessions: SessionsDep,
     settings: SettingsDep,
     mail: Annotated[
-        bool, Query(description="Also send it to the account's email (GRADER_MAILER).")
+        bool, Query(description="Also mail it to the account's email (through the mail outbox).")
     ] = False,
 ) -> ResetLinkOut:
     """A one-use link to set the account's password, valid 7 days; pass it on to the person

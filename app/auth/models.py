@@ -9,7 +9,16 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import BigInteger, ForeignKey, Index, Integer, String, UniqueConstraint
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    UniqueConstraint,
+    true,
+)
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.db.base import Base, UTCDateTime, utcnow
@@ -40,6 +49,10 @@ class User(Base):
     # instructors may give it its first password link (app.courses.tenancy). No foreign key:
     # courses are never deleted, and accounts sit below courses.
     created_by_course_id: Mapped[int | None] = mapped_column(Integer, default=None)
+    # The optional mails (scores published, a regrade changed a score, deadline reminders);
+    # the person turns them off on their account page. Invitations, password links and
+    # extensions granted are always sent.
+    mail_optional: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
 
     __table_args__ = (
         UniqueConstraint("oidc_issuer", "oidc_subject", name="uq_users_oidc_identity"),

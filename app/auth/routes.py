@@ -67,7 +67,7 @@ async def me(request: Request, principal: OptionalPrincipal, sessions: SessionsD
     return await run_in_threadpool(_me, sessions, principal.user_id, secret)
 
 
-def _signed_in(
+def signed_in(
     session: Session, settings: Settings, user: User, old_secret: str | None
 ) -> tuple[Me, str]:
     """A new session of ``user`` (ending the browser's previous one): (Me, cookie secret)."""
@@ -84,7 +84,7 @@ def _login(
     with sessions() as session:
         user = session.get(User, user_id)
         assert user is not None
-        return _signed_in(session, settings, user, old_secret)
+        return signed_in(session, settings, user, old_secret)
 
 
 @router.post(
@@ -182,7 +182,7 @@ def _reset(
         user.password_hash = password_hash
         # Whoever had the account keeps nothing: every session and token goes.
         revoke_credentials(session, user.id)
-        return _signed_in(session, settings, user, old_secret)
+        return signed_in(session, settings, user, old_secret)
 
 
 @router.post(

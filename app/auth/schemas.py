@@ -50,6 +50,20 @@ class ResetIn(Strict):
     password: str = _PASSWORD
 
 
+class MailChoice(Strict):
+    optional: bool = Field(
+        description="Receive the optional mails: scores published, a regrade changed a score, "
+        "deadline reminders."
+    )
+
+
+class SetupIn(Strict):
+    secret: str = Field(min_length=1, max_length=200)
+    email: str = Field(min_length=3, max_length=320)
+    name: str = Field(min_length=1, max_length=200)
+    password: str = _PASSWORD
+
+
 class PasswordChangeIn(Strict):
     current_password: str = _PASSWORD
     new_password: str = _PASSWORD

@@ -140,20 +140,79 @@ class Settings(BaseSettings):
         "header (t=<epoch seconds, ms or us>) when it is earlier than the request's own; only "
         "from GRADER_TRUSTED_PROXIES (docs/deadlines.md).",
     )
+    initial_admin_email: str | None = Field(
+        default=None,
+        description="Unattended first run: when no administrator exists at start-up, this "
+        "email becomes one (an existing account is promoted, never duplicated). Unset: the "
+        "start-up prints a one-time setup link instead (docs/accounts.md).",
+    )
+    initial_admin_password: str | None = Field(
+        default=None,
+        description="The password of GRADER_INITIAL_ADMIN_EMAIL's new account; unset prints a "
+        "one-use link to set it.",
+    )
+    initial_admin_name: str = Field(
+        default="Administrator", description="The name of GRADER_INITIAL_ADMIN_EMAIL's account."
+    )
     mailer: Literal["log", "smtp"] = Field(
         default="log",
-        description="How password-reset links are sent when one is mailed: 'log' writes the link "
-        "to the server log (no mail server needed); 'smtp' sends it through GRADER_SMTP_*.",
+        description="How the mail outbox sends: 'log' writes each mail to the server log (no "
+        "mail server needed; the row is then marked sent); 'smtp' sends it through GRADER_SMTP_*.",
     )
     smtp_host: str = Field(default="127.0.0.1", description="SMTP server for mailer=smtp.")
     smtp_port: int = Field(default=25, ge=1, le=65535, description="Its port.")
     smtp_from: str = Field(
-        default="tensorjudge@localhost", description="The From address of mailed links."
+        default="tensorjudge@localhost", description="The From address of every mail."
     )
     smtp_user: str | None = Field(default=None, description="SMTP login; unset sends without.")
     smtp_password: str | None = Field(default=None, description="SMTP password.")
     smtp_starttls: bool = Field(
         default=False, description="Upgrade the SMTP connection with STARTTLS before login."
+    )
+    smtp_ca_file: str | None = Field(
+        default=None,
+        description="A PEM file of the certificate authorities STARTTLS trusts (e.g. a campus "
+        "relay's own CA); unset trusts the system's.",
+    )
+    smtp_timeout_seconds: float = Field(
+        default=15.0,
+        gt=0,
+        le=600,
+        description="How long one SMTP step (connect, each command) may take; a server that "
+        "hangs longer counts as down and the mail is tried again later.",
+    )
+    mail_send_interval_seconds: float = Field(
+        default=5.0,
+        gt=0,
+        le=3600,
+        description="How often the mail sender looks for mails to send in the outbox.",
+    )
+    mail_reminder_hours: float = Field(
+        default=24.0,
+        ge=0,
+        le=24 * 14,
+        description="How long before an assignment's due date its students with attempts left "
+        "and nothing accepted get a reminder (once; an optional mail). 0 sends none.",
+    )
+    mail_retry_base_seconds: float = Field(
+        default=30.0,
+        gt=0,
+        le=86_400,
+        description="The first wait before trying a mail again when the SMTP server is down, "
+        "hangs or answers 4xx; each retry waits twice as long, up to mail_retry_max_seconds.",
+    )
+    mail_retry_max_seconds: float = Field(
+        default=900.0,
+        gt=0,
+        le=86_400,
+        description="The longest wait between two tries of a mail.",
+    )
+    mail_give_up_hours: float = Field(
+        default=72.0,
+        gt=0,
+        le=24 * 365,
+        description="A mail the SMTP server has not taken after this long is marked failed "
+        "(a 5xx refusal marks it failed at once); GET /api/admin/mail lists them.",
     )
     oidc_issuer: str | None = Field(
         default=None,

@@ -30,3 +30,9 @@ async def get_sessions(request: Request) -> sessionmaker[Session]:
 
 SettingsDep = Annotated[Settings, Depends(get_settings_dep)]
 SessionsDep = Annotated[sessionmaker[Session], Depends(get_sessions)]
+
+
+def site_url(request: Request, settings: Settings) -> str:
+    """The service's address as people reach it, for links in mails: GRADER_PUBLIC_URL, else
+    this request's."""
+    return (settings.public_url or str(request.base_url)).rstrip("/")

@@ -100,6 +100,12 @@ class MemberOut(BaseModel):
     status: MemberStatus
     has_password: bool = Field(description="false: the person cannot sign in with a password yet.")
     joined_at: datetime
+    invitation: Literal["none", "pending", "sent", "failed"] = Field(
+        default="none",
+        description="This course's latest invitation mail to the person: none, on its way "
+        "(pending), taken by the mail server (sent), or refused/given up (failed).",
+    )
+    invited_at: datetime | None = None
 
 
 class MemberPage(BaseModel):

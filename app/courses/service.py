@@ -38,6 +38,8 @@ from app.courses.schemas import (
 )
 from app.courses.tenancy import check_credentials, course_person
 from app.db.base import utcnow
+from app.mail.messages import INVITATION
+from app.mail.models import MailOut
 
 # No 0/O or 1/I/L: codes are read off a projector and typed by hand. 10 symbols of 31: ~50 bits,
 # far beyond guessing through the rate of a web form.
@@ -237,7 +239,31 @@ def list_members(
     rows = session.execute(
         base.order_by(func.lower(User.name), User.id).limit(limit).offset(offset)
     ).all()
-    return [member_out(m, u) for m, u in rows], total
+    out = [member_out(m, u) for m, u in rows]
+    latest = latest_invitations(session, course_id, [u.id for _, u in rows])
+    for member in out:
+        if member.user_id in latest:
+            member.invitation, member.invited_at = latest[member.user_id]  # type: ignore[assignment]
+    return out, total
+
+
+def latest_invitations(
+    session: Session, course_id: int, user_ids: list[int]
+) -> dict[int, tuple[str, datetime]]:
+    """Each person's latest invitation mail from this course: (its status, when)."""
+    newest = (
+        select(func.max(MailOut.id))
+        .where(
+            MailOut.course_id == course_id,
+            MailOut.kind == INVITATION,
+            MailOut.user_id.in_(user_ids),
+        )
+        .group_by(MailOut.user_id)
+    )
+    rows = session.execute(
+        select(MailOut.user_id, MailOut.status, MailOut.created_at).where(MailOut.id.in_(newest))
+    )
+    return {int(uid): (status, at) for uid, status, at in rows if uid is not None}
 
 
 def sections(session: Session, course_id: int) -> list[SectionCount]:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -22,6 +21,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.assignments.models import Assignment
 from app.assignments.policy import Dates
+from app.core.retry import SendPolicy
 from app.db.base import utcnow
 from app.gradebook.scores import compute, scores_visible
 from app.lti import claims as c
@@ -38,18 +38,6 @@ log = logging.getLogger(__name__)
 
 SCOPES = (c.SCOPE_LINEITEM, c.SCOPE_SCORE)
 PENDING, HELD, SENT, FAILED = "pending", "held", "sent", "failed"
-
-
-@dataclass(frozen=True)
-class SendPolicy:
-    retry_base: timedelta
-    retry_max: timedelta
-    give_up_after: timedelta
-    lease: timedelta = timedelta(minutes=2)
-
-    def backoff(self, attempts: int) -> timedelta:
-        factor: int = 2 ** min(attempts - 1, 20)
-        return min(self.retry_max, self.retry_base * factor)
 
 
 def resource_id(assignment_id: int) -> str:

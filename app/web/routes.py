@@ -1,6 +1,6 @@
 """Serves the pages ``/``, ``/problems/{id}``, ``/instructor``, ``/admin`` and the accounts
-pages (``/login``, ``/account``, ``/reset/{secret}``) (``app.main`` mounts their
-built assets under ``/static``).
+pages (``/login``, ``/account``, ``/reset/{secret}``, ``/setup/{secret}``) (``app.main``
+mounts their built assets under ``/static``).
 
 Each page is a small HTML shell; the bundled script in ``static/dist`` fetches the JSON API and
 renders the page. Nothing is served from ``problems/``: statements reach the browser only through
@@ -146,6 +146,12 @@ def login_page(settings: SettingsDep) -> HTMLResponse:
 @router.get("/account", response_class=HTMLResponse)
 def account_page() -> HTMLResponse:
     return page("Your account", "account")
+
+
+@router.get("/setup/{secret}", response_class=HTMLResponse)
+def setup_page(secret: str) -> HTMLResponse:
+    """The first administrator, from the link the server printed at its first start."""
+    return page("Create the administrator", "setup")
 
 
 @router.get("/reset/{secret}", response_class=HTMLResponse)

@@ -10,7 +10,11 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.auth.models import PasswordReset
+from app.core.config import Settings
 from app.db.base import utcnow
+from app.mail.outbox import send_due
+from app.mail.sender import policy_of
+from app.mail.transport import LogTransport
 from tests.accounts.conftest import JSON, PASSWORD, error_of, login
 from tests.support.people import People
 
@@ -142,10 +146,16 @@ def test_reset_link_mailed_through_the_log_mailer(
     api: TestClient, people: People, caplog: pytest.LogCaptureFixture
 ):
     uid = people.users["student"]
-    with caplog.at_level(logging.WARNING, logger="app.auth.mailer"):
-        r = api.post(
-            f"/api/admin/users/{uid}/reset-link?mail=true", headers=people.headers("admin")
-        )
+    r = api.post(f"/api/admin/users/{uid}/reset-link?mail=true", headers=people.headers("admin"))
     assert r.status_code == 201 and r.json()["mailed"] is True
+    # Queued in the link's transaction; the default transport writes it to the log (here or
+    # in the app's own sender thread, whichever comes first).
+    sessions = api.app.state.sessions  # type: ignore[attr-defined]
+    with caplog.at_level(logging.WARNING, logger="app.mail.transport"):
+        send_due(sessions, LogTransport(), "judge@localhost", policy_of(Settings()))
+    view = api.get("/api/admin/mail", headers=people.headers("admin")).json()
+    assert [(i["kind"], i["to"], i["status"]) for i in view["items"]] == [
+        ("reset", "student@example.edu", "sent")
+    ]
     assert r.json()["url"] in caplog.text and "student@example.edu" in caplog.text
     assert PASSWORD not in caplog.text

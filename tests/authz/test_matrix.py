@@ -100,9 +100,12 @@ RULES: dict[tuple[str, str], Rule] = {
     ("GET", "/login"): Rule(EVERYONE),
     ("GET", "/account"): Rule(EVERYONE),
     ("GET", "/reset/{secret}"): Rule(EVERYONE),
+    ("GET", "/setup/{secret}"): Rule(EVERYONE),
     ("POST", "/api/auth/login"): Rule(EVERYONE),
     ("POST", "/api/auth/logout"): Rule(EVERYONE),
     ("POST", "/api/auth/reset"): Rule(EVERYONE),
+    # Anyone holding the printed link, once, while no administrator exists.
+    ("POST", "/api/setup"): Rule(EVERYONE),
     ("POST", "/api/auth/token"): Rule(EVERYONE),
     # Single sign-on is not configured here: 404 for everyone (tests/accounts/test_oidc.py).
     ("GET", "/api/auth/oidc/login"): Rule(frozenset()),
@@ -132,6 +135,13 @@ RULES: dict[tuple[str, str], Rule] = {
     ("GET", "/api/lti/scores"): Rule(frozenset({"admin"})),
     ("GET", "/api/courses/{course_id}/lti/scores"): Rule(COURSE_STAFF),
     ("POST", "/api/courses/{course_id}/lti/roster-sync"): Rule(COURSE_STAFF),
+    # The mail outbox (recipients, subjects, errors; never bodies).
+    ("GET", "/api/admin/mail"): Rule(frozenset({"admin"})),
+    ("GET", "/api/courses/{course_id}/mail"): Rule(COURSE_STAFF),
+    ("POST", "/api/courses/{course_id}/invitations"): Rule(COURSE_INSTRUCTORS),
+    ("POST", "/api/courses/{course_id}/members/{user_id}/invitation"): Rule(
+        COURSE_INSTRUCTORS, across=NOBODY
+    ),
     ("GET", "/api/account/tokens"): Rule(SIGNED_IN),
     ("POST", "/api/account/tokens"): Rule(SIGNED_IN),
     # The student's own token: anyone else's is not theirs to see (404).
@@ -139,6 +149,8 @@ RULES: dict[tuple[str, str], Rule] = {
         frozenset({"student"}), consumes=True, across=frozenset({"other_student"})
     ),
     ("PUT", "/api/account/password"): Rule(SIGNED_IN),
+    ("GET", "/api/account/mail"): Rule(SIGNED_IN),
+    ("PUT", "/api/account/mail"): Rule(SIGNED_IN),
     ("GET", "/api/account/sessions"): Rule(SIGNED_IN),
     # The student's own session: anyone else's is not theirs to see (404).
     ("DELETE", "/api/account/sessions/{session_id}"): Rule(frozenset({"student"}), consumes=True),

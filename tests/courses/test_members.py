@@ -95,6 +95,8 @@ def test_adding_one_person(
         "status": "active",
         "has_password": False,
         "joined_at": "",
+        "invitation": "none",
+        "invited_at": None,
     }
     existing = client.post(
         url, json={"email": "other_student@example.edu", "name": "X"}, headers=teach

@@ -185,6 +185,31 @@ function passwordPanel() {
   return h("section", { class: "panel", "aria-labelledby": "pw-heading" }, h("h2", { id: "pw-heading" }, "Password"), form);
 }
 
+// The optional mails (scores published, ...): invitations, password links and extensions are
+// always sent.
+async function mailPanel() {
+  const { data } = await api("/api/account/mail");
+  const box = h("input", { type: "checkbox", id: "mail-optional", checked: data.optional });
+  const status = h("p", { class: "message", role: "status", "aria-live": "polite" });
+  box.addEventListener("change", async () => {
+    try {
+      const { data: now } = await api("/api/account/mail", { method: "PUT", body: { optional: box.checked } });
+      box.checked = now.optional;
+      status.textContent = now.optional ? "You will get these mails." : "You will not get these mails.";
+    } catch (err) {
+      status.textContent = describeError(err);
+      box.checked = !box.checked;
+    }
+  });
+  return h(
+    "section",
+    { class: "panel", "aria-labelledby": "mail-heading" },
+    h("h2", { id: "mail-heading" }, "Mail"),
+    h("div", { class: "field" }, box, " ", h("label", { for: "mail-optional" }, "Mail me when scores are published (invitations, password links and extensions are always mailed)")),
+    status,
+  );
+}
+
 async function main() {
   const root = clear(document.getElementById("main"));
   root.append(h("h1", {}, "Your account"));
@@ -205,6 +230,7 @@ async function main() {
   try {
     root.append(await tokensPanel());
     root.append(await sessionsPanel());
+    if (user.email) root.append(await mailPanel());
   } catch (err) {
     root.append(h("p", { class: "message error", role: "alert" }, describeError(err)));
   }

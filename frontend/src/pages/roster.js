@@ -26,6 +26,14 @@ function options(values, selected, labels = {}) {
 
 // -------------------------------------------------------------------- the table
 
+// What the roster says of someone without a password yet: the latest invitation mail's fate.
+const INVITATION_LABEL = {
+  none: " · not invited",
+  pending: " · invitation on its way",
+  sent: " · invited",
+  failed: " · invitation failed (see the mail status)",
+};
+
 function memberRow(m, reload, notice) {
   const actions = [];
   if (canManage()) {
@@ -47,6 +55,22 @@ function memberRow(m, reload, notice) {
       actions.push(h("button", { type: "button", class: "button small danger", onclick: () => act(undefined, "DELETE"), "aria-label": `Remove ${m.name}` }, "Remove"));
     } else {
       actions.push(h("button", { type: "button", class: "button small", onclick: () => act({ status: "active" }), "aria-label": `Reinstate ${m.name}` }, "Reinstate"));
+    }
+    if (m.status === "active" && m.email && !m.has_password) {
+      actions.push(h("button", {
+        type: "button",
+        class: "button small",
+        "aria-label": `${m.invitation === "none" ? "Invite" : "Resend the invitation to"} ${m.name}`,
+        onclick: async () => {
+          try {
+            const { data } = await api(`${base}/members/${m.user_id}/invitation`, { method: "POST" });
+            message(notice, data.invited.length ? `Invitation to ${m.email} on its way.` : `Not sent: ${data.skipped[0]?.reason}.`, data.invited.length ? "success" : "error");
+            await reload();
+          } catch (err) {
+            message(notice, describeError(err), "error");
+          }
+        },
+      }, m.invitation === "none" ? "Invite" : "Resend"));
     }
     if (m.role === "student" && m.status === "active") {
       const out = h("span", { class: "reset-link" });
@@ -77,7 +101,7 @@ function memberRow(m, reload, notice) {
     h("td", {}, m.email || ""),
     h("td", {}, ROLE_LABEL[m.role] || m.role),
     h("td", {}, m.section || ""),
-    h("td", {}, h("span", { class: `status status-${m.status}` }, m.status), m.has_password ? "" : h("span", { class: "note" }, " · no password")),
+    h("td", {}, h("span", { class: `status status-${m.status}` }, m.status), m.has_password ? h("span", { class: "note" }, " · joined") : h("span", { class: "note" }, INVITATION_LABEL[m.invitation] || " · no password")),
     canManage() ? h("td", {}, h("div", { class: "row-actions" }, actions)) : null,
   );
 }
@@ -183,6 +207,29 @@ function addOneForm(onAdded) {
     }
   });
   return h("section", { class: "panel", "aria-labelledby": "add-heading" }, h("h2", { id: "add-heading" }, "Add one person"), form, msg);
+}
+
+function inviteForm(onDone, notice) {
+  const button = h("button", { type: "button", class: "button primary", id: "invite-all" }, "Invite everyone who has not joined");
+  button.addEventListener("click", async () => {
+    button.disabled = true;
+    try {
+      const { data } = await api(`${base}/invitations`, { method: "POST" });
+      message(notice, `${data.invited.length} invitation${data.invited.length === 1 ? "" : "s"} on their way; ${data.skipped.length} skipped (joined, no email, or invited in the last 10 minutes).`, "success");
+      await onDone();
+    } catch (err) {
+      message(notice, describeError(err), "error");
+    } finally {
+      button.disabled = false;
+    }
+  });
+  return h(
+    "section",
+    { class: "panel", "aria-labelledby": "invite-heading" },
+    h("h2", { id: "invite-heading" }, "Invite by mail"),
+    h("p", { class: "note" }, "Each person who has not joined gets a mail: a link to choose a password when this course made their account, else a pointer to sign in."),
+    button,
+  );
 }
 
 // The upload needs the failing rows the error carries besides {code, message, field}.
@@ -316,7 +363,7 @@ async function main() {
     filtersForm(sections, refresh),
     notice,
     table,
-    canManage() ? [addOneForm(refresh), uploadForm(refresh)] : null,
+    canManage() ? [inviteForm(refresh, notice), addOneForm(refresh), uploadForm(refresh)] : null,
   );
   await renderTable(table, notice);
 }

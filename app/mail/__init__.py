@@ -1,0 +1,1 @@
+"""Mail: the outbox every mail goes through, its SMTP transport and its sender."""
