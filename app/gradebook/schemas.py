@@ -237,7 +237,7 @@ class CodeCount(BaseModel):
     code: str
     title: str
     students: int = Field(description="Students whose latest graded attempt has it.")
-    stuck: int = Field(description="Of those, how many have not had it accepted.")
+    stuck: int = Field(description="Of those, how many are stuck (as ``ProblemInsight``).")
 
 
 class ProblemInsight(BaseModel):
@@ -245,7 +245,10 @@ class ProblemInsight(BaseModel):
     title: str
     attempted: int = Field(description="Students with a graded attempt.")
     accepted: int = Field(description="Students whose latest graded attempt is accepted.")
-    stuck: int = Field(description="Students whose latest graded attempt is not accepted.")
+    stuck: int = Field(
+        description="Students with no accepted attempt whose last two or more graded attempts "
+        "are wrong."
+    )
     verdicts: dict[str, int] = Field(description="Latest graded attempts by verdict.")
     diagnoses: list[CodeCount] = Field(description="Most common first.")
 

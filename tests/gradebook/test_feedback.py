@@ -31,6 +31,12 @@ def put(api: TestClient, people: People, a: int, who: str = "ta", **body: object
     return api.post(f"{base(people, a)}/feedback", json=body, headers=people.headers(who))
 
 
+def download(api: TestClient, people: People, a: int, name: str) -> str:
+    r = api.get(f"{base(people, a)}/{name}", headers=people.headers("ta"))
+    assert r.status_code == 200
+    return r.text
+
+
 @pytest.fixture
 def graded(sessions: sessionmaker[Session], people: People) -> tuple[int, str]:
     a = make_assignment(sessions, people.courses["course"])
@@ -78,13 +84,11 @@ def test_comment_reaches_the_student_and_the_note_never_does(
     book = api.get(f"{base(people, a)}/gradebook", headers=people.headers("ta")).json()
     row = next(r for r in book["students"] if r["user_id"] == s)
     assert row["cells"][0]["note"]["body"] == NOTE and row["cells"][1]["note"] is None
-    table = list(csv.reader(io.StringIO(
-        api.get(f"{base(people, a)}/gradebook.csv", headers=people.headers("ta")).text)))  # fmt: skip
+    table = list(csv.reader(io.StringIO(download(api, people, a, "gradebook.csv"))))
     header, line = table[0], next(r for r in table if r[1] == "student@example.edu")
     assert line[header.index(f"comment ({MHA})")] == COMMENT
     assert line[header.index(f"staff note ({MHA})")] == NOTE
-    attempts = list(csv.DictReader(io.StringIO(
-        api.get(f"{base(people, a)}/attempts.csv", headers=people.headers("ta")).text)))  # fmt: skip
+    attempts = list(csv.DictReader(io.StringIO(download(api, people, a, "attempts.csv"))))
     mine_row = next(r for r in attempts if r["submission_id"] == sid)
     assert mine_row["staff_note"] == "Attempt note, staff only"
 
@@ -138,8 +142,10 @@ def test_limits_and_targets(
     long = put(api, people, a, user_id=s, problem_id=MHA, kind="comment",
                body="x" * (FEEDBACK_MAX_CHARS + 1))  # fmt: skip
     assert long.status_code == 422
-    huge = api.post(f"{base(people, a)}/feedback", content=b"{" + b" " * FEEDBACK_BODY_BYTES,
-                    headers={**people.headers("ta"), "content-type": "application/json"})  # fmt: skip
+    headers = {**people.headers("ta"), "content-type": "application/json"}
+    huge = api.post(
+        f"{base(people, a)}/feedback", content=b"{" + b" " * FEEDBACK_BODY_BYTES, headers=headers
+    )
     assert huge.status_code == 413
     # A submission of another student, or of another problem, is not a target here.
     b = people.users["student_b"]
