@@ -5,6 +5,7 @@
 // click is handled by one listener on the table, so 300 students render without stalling.
 import { api, describeError } from "../lib/api.js";
 import { clear, fill, h } from "../lib/dom.js";
+import { feedbackEditor } from "../lib/feedback.js";
 import { verdictLabel } from "../lib/result.js";
 
 const body = document.body.dataset;
@@ -215,7 +216,7 @@ function openAdjust(userId, problemId) {
   async function send(value) {
     const text = comment.value.trim();
     if (!text) {
-      fill(message, "Say why the score changes (the comment is kept in the audit log).");
+      fill(message, "Say why the score changes (staff only: the audit log; the student reads \"adjusted by staff\").");
       comment.focus();
       return;
     }
@@ -239,7 +240,7 @@ function openAdjust(userId, problemId) {
     },
     h("label", { for: "adjust-score" }, `Points (0 to ${points(cell.max_points)})`),
     score,
-    h("label", { for: "adjust-comment" }, "Why (kept in the audit log)"),
+    h("label", { for: "adjust-comment" }, "Reason: staff only, kept in the audit log (the student reads \"adjusted by staff\"; write to them in the comment below)"),
     comment,
     h(
       "div",
@@ -257,6 +258,9 @@ function openAdjust(userId, problemId) {
     h("p", { class: "note" }, `${cell.attempts_used} attempts${cell.last_verdict ? `; last: ${verdictLabel(cell.last_verdict)}` : ""}${cell.diagnosis ? `; ${cell.diagnosis.title}` : ""}.`),
     form,
     message,
+    h("h3", {}, "Comment and note"),
+    feedbackEditor(base, { user_id: userId, problem_id: problemId }, "comment", cell.comment, () => reload()),
+    feedbackEditor(base, { user_id: userId, problem_id: problemId }, "note", cell.note, () => reload()),
     h("h3", {}, "Audit trail"),
     h("ol", { id: "audit-trail", class: "audit-trail" }, h("li", { class: "note" }, "Loading…")),
   );
@@ -397,13 +401,56 @@ function insightPanel(insight) {
               "ul",
               {},
               p.diagnoses.slice(0, 5).map((d) =>
-                h("li", { "data-code": d.code }, h("strong", {}, d.title), ` (${d.code}): ${d.stuck} stuck of ${d.students}`),
+                h("li", { "data-code": d.code }, h("strong", {}, d.title), ` (${d.code}): ${d.stuck} stuck of ${d.students} `, hintButton(p, d)),
               ),
             )
           : h("p", { class: "note" }, "No diagnosis among the latest attempts."),
       ),
     ),
   ];
+}
+
+// "Write to these students": the course's hint for a diagnosis; every student whose latest
+// graded attempt has it reads it, now and after later submissions, until they fix it.
+function hintButton(problem, diagnosis) {
+  const existing = (state.hints || []).find((x) => x.problem_id === problem.problem_id && x.code === diagnosis.code);
+  const button = h("button", { type: "button", class: "button subtle small hint-open", "data-code": diagnosis.code }, existing ? "Edit hint" : "Write to these students");
+  button.addEventListener("click", () => {
+    const id = `hint-${problem.problem_id}-${diagnosis.code}`;
+    const text = h("textarea", { id, rows: "4", maxlength: "8000", class: "hint-text" }, existing ? existing.body : "");
+    const status = h("p", { class: "note hint-status", role: "status" });
+    const save = h("button", { type: "button", class: "button primary small hint-save" }, "Send to every student with it");
+    save.addEventListener("click", async () => {
+      try {
+        await api(`${base}/hints`, { method: "PUT", body: { problem_id: problem.problem_id, code: diagnosis.code, body: text.value } });
+        await loadHints();
+        const now = (state.hints || []).find((x) => x.problem_id === problem.problem_id && x.code === diagnosis.code);
+        fill(status, now ? `Saved: ${now.reaches} student${now.reaches === 1 ? "" : "s"} read it now; later ones with this diagnosis will too.` : "Withdrawn.");
+      } catch (err) {
+        fill(status, describeError(err));
+      }
+    });
+    button.replaceWith(
+      h(
+        "div",
+        { class: "hint-form" },
+        h("label", { for: id }, `Hint for "${diagnosis.title}" (markdown; the students whose latest attempt has it read it; empty: withdraw)`),
+        text,
+        save,
+        status,
+      ),
+    );
+    text.focus();
+  });
+  return button;
+}
+
+async function loadHints() {
+  try {
+    state.hints = (await api(`${base}/hints`)).data.hints;
+  } catch {
+    state.hints = [];
+  }
 }
 
 function exportLinks() {
@@ -456,7 +503,7 @@ function regradeBox() {
 async function loadInsight() {
   const panel = document.getElementById("insight");
   try {
-    const { data } = await api(`${base}/insight${query()}`);
+    const [{ data }] = await Promise.all([api(`${base}/insight${query()}`), loadHints()]);
     fill(panel, insightPanel(data));
   } catch (err) {
     fill(panel, h("p", { class: "note tone-bad" }, describeError(err)));
