@@ -1,7 +1,8 @@
 """Feedback: ``feedback_texts`` (a comment the student reads and a note only staff read, on a
 student's problem or on one submission; append-only, the newest row per target and kind is in
 force) and ``diagnosis_hints`` (a course's text for one diagnosis of one problem, read by every
-student whose latest graded attempt has it).
+student whose latest graded attempt has it); ``courses.default_points`` (what a problem added
+without points is worth; existing courses get 10, the web form's default).
 
 Revision ID: 0011_feedback
 Revises: 0010_arrival
@@ -26,6 +27,12 @@ def _user_fk(name: str, nullable: bool, ondelete: str) -> sa.Column[object]:
 
 
 def upgrade() -> None:
+    # In place (a NOT NULL column with a default), not a copy-and-rename of the table: that
+    # would cascade-delete every membership and assignment on SQLite.
+    op.add_column(
+        "courses",
+        sa.Column("default_points", sa.Float(), nullable=False, server_default=sa.text("10")),
+    )
     op.create_table(
         "feedback_texts",
         sa.Column("id", AutoId, autoincrement=True, nullable=False),
@@ -72,3 +79,4 @@ def downgrade() -> None:
     op.drop_table("diagnosis_hints")
     op.drop_index("ix_feedback_texts_target", table_name="feedback_texts")
     op.drop_table("feedback_texts")
+    op.drop_column("courses", "default_points")

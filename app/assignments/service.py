@@ -37,7 +37,7 @@ from app.assignments.schemas import (
 )
 from app.core.errors import ApiError
 from app.courses.deps import CourseAccess
-from app.courses.models import Membership
+from app.courses.models import DEFAULT_POINTS, Course, Membership
 from app.courses.tenancy import course_students
 from app.db.base import utcnow
 from app.problems.loader import Problem
@@ -261,12 +261,14 @@ def store(session: Session, assignment: Assignment, fields: AssignmentFields) ->
     for old in problems_of(session, assignment.id):
         session.delete(old)
     session.flush()
+    course = session.get(Course, assignment.course_id)
+    default_points = course.default_points if course is not None else DEFAULT_POINTS
     for position, entry in enumerate(fields.problems):
         session.add(
             AssignmentProblem(
                 assignment_id=assignment.id,
                 problem_id=entry.problem_id,
-                points=entry.points,
+                points=entry.points if entry.points is not None else default_points,
                 position=position,
                 feedback=entry.feedback,
             )
