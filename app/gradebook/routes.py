@@ -32,8 +32,10 @@ from app.gradebook.schemas import (
     InsightOut,
     MyGrades,
     RegradeOut,
+    StatisticsOut,
     StudentDetail,
 )
+from app.gradebook.statistics import statistics_csv as render_statistics_csv
 from app.submissions.deps import SubmissionServiceDep
 
 PREFIX = "/api/courses/{course_id}/assignments/{assignment_id}"
@@ -281,6 +283,35 @@ async def put_hint(
     return await run_in_threadpool(
         service.put_hint, access.course_id, assignment_id, body, access.principal
     )
+
+
+@router.get("/statistics", response_model=StatisticsOut, responses=_READ_ERRORS)
+async def statistics(
+    access: CourseStaff,
+    assignment_id: AssignmentId,
+    service: GradebookServiceDep,
+    section: Section = None,
+) -> StatisticsOut:
+    """Per problem: the score histogram, attempts and hours until accepted, pass rates per
+    test case (hidden ones by index only) and per requirement, the most common diagnoses and
+    pairs of them, and the diagnoses of the last seven days against the seven before."""
+    return await run_in_threadpool(
+        service.statistics, access.course_id, assignment_id, section, access.principal
+    )
+
+
+@router.get("/statistics.csv", response_class=Response, responses={**_CSV, **_READ_ERRORS})
+async def statistics_csv(
+    access: CourseStaff,
+    assignment_id: AssignmentId,
+    service: GradebookServiceDep,
+    section: Section = None,
+) -> Response:
+    """The statistics in long form: problem_id, measure, key, value, total."""
+    out = await run_in_threadpool(
+        service.statistics, access.course_id, assignment_id, section, access.principal
+    )
+    return _csv(render_statistics_csv(out), f"assignment-{assignment_id}-statistics.csv")
 
 
 @router.get("/insight", response_model=InsightOut, responses=_READ_ERRORS)

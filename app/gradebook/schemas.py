@@ -282,3 +282,54 @@ class RegradeOut(BaseModel):
     queued: int = Field(description="Submissions queued for grading again.")
     skipped: int = Field(description="Still being graded, or refused by a full queue.")
     queue_full: bool
+
+
+class CaseRate(BaseModel):
+    index: int = Field(description="0-based, in the report's order.")
+    hidden: bool
+    name: str | None = Field(description="Null for a hidden case: it is known by its index only.")
+    passed: int
+    total: int
+
+
+class PairCount(BaseModel):
+    codes: list[str]
+    students: int = Field(description="Students whose latest graded attempt has all of them.")
+
+
+class DiagnosisTrend(BaseModel):
+    code: str
+    last_7_days: int = Field(description="Graded attempts with it in the last seven days.")
+    previous_7_days: int = Field(description="In the seven days before.")
+
+
+class ProblemStatistics(BaseModel):
+    problem_id: str
+    title: str
+    max_points: float
+    students: int
+    graded: int = Field(description="Students with a graded attempt (or a score set by hand).")
+    histogram: list[int] = Field(
+        description="Of those, how many scored 0-10 %, 10-20 %... 90-100 % of the points "
+        "(full marks in the last bin)."
+    )
+    accepted: int = Field(description="Students with an accepted attempt.")
+    attempts_until_accepted: dict[int, int] = Field(
+        description="Attempt number of the first accepted attempt -> students."
+    )
+    median_attempts_until_accepted: float | None
+    median_hours_to_first_accepted: float | None = Field(
+        description="From the release (or the assignment's creation) to the first accepted attempt."
+    )
+    stuck: int = Field(description="No accepted attempt and the last two or more wrong.")
+    cases: list[CaseRate] = Field(description="Pass rate per test case, latest attempts.")
+    requirements: list[CaseRate] = Field(description="Pass rate per checked requirement.")
+    diagnoses: list[PairCount] = Field(description="Most common first.")
+    pairs: list[PairCount] = Field(description="Most common pairs first.")
+    week: list[DiagnosisTrend]
+
+
+class StatisticsOut(BaseModel):
+    assignment_id: int
+    generated_at: datetime
+    problems: list[ProblemStatistics]

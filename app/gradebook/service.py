@@ -40,6 +40,7 @@ from app.gradebook.schemas import (
     MyGrades,
     MyProblemScore,
     ProblemColumn,
+    StatisticsOut,
     StudentDetail,
     StudentRef,
 )
@@ -55,9 +56,11 @@ from app.gradebook.scores import (
     compute,
     load_adjustments,
     load_grants,
+    load_latest_diagnoses,
     load_problems,
     scores_visible,
 )
+from app.gradebook.statistics import WEEK, compute_statistics
 from app.grading.schemas import GradeReport
 from app.submissions.models import Submission
 from app.submissions.repository import SubmissionRepository
@@ -509,6 +512,38 @@ class GradebookService:
                 utcnow(),
             )  # fmt: skip
             return hint_out(row, comments.names_of(session, [row.updated_by]))
+
+    # -- statistics ----------------------------------------------------------------------------
+
+    def statistics(
+        self, course_id: int, assignment_id: int, section: str | None, reader: Principal
+    ) -> StatisticsOut:
+        """``reader``: as in ``student`` (no cases, requirements or diagnoses on a problem
+        whose reports are cut for them)."""
+        now = utcnow()
+        with self.sessions() as session:
+            book = self._book(
+                session, course_id, assignment_id, section=section, diagnoses_for=reader
+            )
+            problems = [p.problem_id for p in book.problems]
+            cut = {
+                pid for pid, c in cut_for(session, book.assignment, problems, reader).items() if c
+            }
+            latest = [
+                c.last_submission_id for r in book.rows for c in r.cells if c.last_submission_id
+            ]
+            reports: dict[str, GradeReport] = {}
+            for start in range(0, len(latest), 500):
+                chunk = latest[start : start + 500]
+                rows = session.execute(
+                    select(Submission.id, Submission.report).where(Submission.id.in_(chunk))
+                )
+                for sid, text in rows:
+                    if text:
+                        reports[sid] = GradeReport.model_validate_json(text)
+            recent = [a.submission_id for a in book.attempts if a.received_at >= now - 2 * WEEK]
+            diagnoses = load_latest_diagnoses(session, recent)
+        return compute_statistics(book, reports, diagnoses, cut, now)
 
     # -- insight -------------------------------------------------------------------------------
 

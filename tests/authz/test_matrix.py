@@ -227,6 +227,8 @@ RULES: dict[tuple[str, str], Rule] = {
     ),
     # Texts per diagnosis: the course's; staff read them, instructors write them.
     ("GET", f"{ASSIGNMENT}/hints"): Rule(COURSE_STAFF),
+    ("GET", f"{ASSIGNMENT}/statistics"): Rule(COURSE_STAFF),
+    ("GET", f"{ASSIGNMENT}/statistics.csv"): Rule(COURSE_STAFF),
     ("PUT", f"{ASSIGNMENT}/hints"): Rule(COURSE_INSTRUCTORS),
     ("POST", f"{ASSIGNMENT}/regrade"): Rule(COURSE_INSTRUCTORS),
     # The student's own submission in an assignment: the student and the course's staff.
