@@ -75,6 +75,13 @@ def test_a_hint_for_a_diagnosis_reaches_only_its_students(browser: Browser, worl
         '#insight [data-problem="multi-head-attention"] li[data-code="heads-split"]'
     )
     expect(item).to_contain_text("1 stuck of 1")
+    # The score histogram is drawn, with its numbers; the statistics CSV is a link away.
+    histogram = page.locator('#insight .insight-stats[data-problem="multi-head-attention"] svg')
+    expect(histogram.locator("rect.bar")).to_have_count(10)
+    expect(page.locator("#export-statistics")).to_have_attribute(
+        "href",
+        f"/api/courses/{world.people.courses['course']}/assignments/{world.assignment}/statistics.csv",
+    )
     item.locator("button.hint-open").click()
     item.locator("textarea.hint-text").fill(
         "Split the heads as **(h, d_k)**, not (d_k, h). <script>window.pwned = 1</script>"

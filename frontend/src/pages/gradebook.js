@@ -4,6 +4,7 @@
 // class insight, exports and a bulk regrade. Built once per load from one JSON read; a cell
 // click is handled by one listener on the table, so 300 students render without stalling.
 import { api, describeError } from "../lib/api.js";
+import { barChart } from "../lib/charts.js";
 import { clear, fill, h } from "../lib/dom.js";
 import { feedbackEditor } from "../lib/feedback.js";
 import { verdictLabel } from "../lib/result.js";
@@ -385,7 +386,8 @@ function rushSection(rush) {
   );
 }
 
-function insightPanel(insight) {
+function insightPanel(insight, stats) {
+  const byProblem = Object.fromEntries(((stats && stats.problems) || []).map((p) => [p.problem_id, p]));
   return [
     h("h2", { id: "insight-heading" }, "Insight: what to re-teach"),
     rushSection(insight.rush),
@@ -396,6 +398,7 @@ function insightPanel(insight) {
         { class: "insight-problem", "data-problem": p.problem_id },
         h("h3", {}, p.title),
         h("p", {}, `${p.attempted} attempted · ${p.accepted} accepted · ${p.stuck} stuck`),
+        statsBlock(byProblem[p.problem_id]),
         p.diagnoses.length
           ? h(
               "ul",
@@ -453,6 +456,27 @@ async function loadHints() {
   }
 }
 
+// A problem's score histogram (a picture, with its numbers) and its headline figures.
+function statsBlock(st) {
+  if (!st) return null;
+  const bins = st.histogram.map((n, i) => ({ label: `${i * 10}–${(i + 1) * 10} %`, value: n }));
+  const hidden = st.cases.filter((c) => c.hidden);
+  const worst = hidden.length ? hidden.reduce((a, c) => (c.passed / c.total < a.passed / a.total ? c : a)) : null;
+  return h(
+    "div",
+    { class: "insight-stats", "data-problem": st.problem_id },
+    barChart(bins, { title: `Scores of ${st.graded} students (share of ${points(st.max_points)} points)` }),
+    h(
+      "p",
+      { class: "note" },
+      `Accepted: ${st.accepted}`,
+      st.median_attempts_until_accepted !== null ? ` · median ${st.median_attempts_until_accepted} attempts until accepted` : "",
+      st.median_hours_to_first_accepted !== null ? ` · ${st.median_hours_to_first_accepted} h from release to the first accepted` : "",
+      worst ? ` · hardest hidden case: #${worst.index + 1} (${worst.passed} of ${worst.total} pass)` : "",
+    ),
+  );
+}
+
 function exportLinks() {
   const q = query();
   return h(
@@ -464,6 +488,8 @@ function exportLinks() {
     h("a", { class: "button small", id: "export-attempts", href: `${base}/attempts.csv${q}`, download: "" }, "Attempts CSV"),
     " ",
     h("a", { class: "button small", id: "export-canvas", href: `${base}/canvas.csv${q}`, download: "" }, "Canvas CSV"),
+    " ",
+    h("a", { class: "button small", id: "export-statistics", href: `${base}/statistics.csv${q}`, download: "" }, "Statistics CSV"),
   );
 }
 
@@ -503,8 +529,8 @@ function regradeBox() {
 async function loadInsight() {
   const panel = document.getElementById("insight");
   try {
-    const [{ data }] = await Promise.all([api(`${base}/insight${query()}`), loadHints()]);
-    fill(panel, insightPanel(data));
+    const [{ data }, stats] = await Promise.all([api(`${base}/insight${query()}`), api(`${base}/statistics${query()}`), loadHints()]);
+    fill(panel, insightPanel(data, stats.data));
   } catch (err) {
     fill(panel, h("p", { class: "note tone-bad" }, describeError(err)));
   }
