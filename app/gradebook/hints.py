@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from datetime import datetime
 
 from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app.gradebook.markdown import render
@@ -52,7 +53,24 @@ def put_hint(
     by: int | None,
     now: datetime,
 ) -> DiagnosisHint:
-    """Create, replace or (empty ``body``) withdraw the course's hint."""
+    """Create, replace or (empty ``body``) withdraw the course's hint. Two first writes at
+    once: the unique constraint refuses one insert, which then updates the row that won."""
+    try:
+        return _put(session, course_id, problem_id, code, body, by, now)
+    except IntegrityError:
+        session.rollback()
+        return _put(session, course_id, problem_id, code, body, by, now)
+
+
+def _put(
+    session: Session,
+    course_id: int,
+    problem_id: str,
+    code: str,
+    body: str,
+    by: int | None,
+    now: datetime,
+) -> DiagnosisHint:
     row = session.scalars(
         select(DiagnosisHint).where(
             DiagnosisHint.course_id == course_id,

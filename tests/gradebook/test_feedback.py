@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import csv
 import io
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from html.parser import HTMLParser
 
 import pytest
 from fastapi.testclient import TestClient
+from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.gradebook.models import DiagnosisHint
 from app.gradebook.routes import FEEDBACK_BODY_BYTES
 from app.gradebook.schemas import FEEDBACK_MAX_CHARS
 from tests.gradebook.factories import MHA, SOFTMAX, T0, add_attempt, make_assignment
@@ -223,3 +226,21 @@ def test_a_hint_follows_the_latest_attempt(
         headers=people.headers("other_student"),
     ).json()
     assert theirs["problems"][0]["hints"] == []
+
+
+def test_concurrent_first_hints_all_succeed(
+    api: TestClient, people: People, sessions: sessionmaker[Session]
+) -> None:
+    """Eight instructors' first saves of one hint at once: each answered, one row in force."""
+    a = make_assignment(sessions, people.courses["course"])
+
+    def save(n: int) -> int:
+        body = {"problem_id": MHA, "code": "race", "body": f"text {n}"}
+        r = api.put(f"{base(people, a)}/hints", json=body, headers=people.headers("instructor"))
+        return r.status_code
+
+    with ThreadPoolExecutor(8) as pool:
+        assert sorted(pool.map(save, range(8))) == [200] * 8
+    with sessions() as session:
+        rows = session.scalars(select(DiagnosisHint).where(DiagnosisHint.code == "race")).all()
+    assert len(rows) == 1 and rows[0].body.startswith("text ")
