@@ -204,14 +204,16 @@ class GradebookService:
             cells = book.rows[0].cells if book.rows else []
             hints = course_hints(session, course_id, [p.problem_id for p in book.problems])
             names = comments.names_of(session, (h.updated_by for h in hints.values()))
-            mine = {
-                c.problem_id: [
+            mine: dict[str, list[HintOut]] = {}
+            for c in cells:
+                if not any(key[0] == c.problem_id for key in hints):
+                    continue
+                seen = _seen_diagnoses(session, assignment, c, principal)
+                mine[c.problem_id] = [
                     hint_out(hints[(c.problem_id, code)], names)
-                    for code, _ in c.diagnoses
+                    for code in seen
                     if (c.problem_id, code) in hints
                 ]
-                for c in cells
-            }
         by_problem = {c.problem_id: c for c in cells}
         problems = []
         for p in book.problems:
@@ -573,6 +575,26 @@ class GradebookService:
                     .order_by(Submission.created_at, Submission.id)
                 )
             )
+
+
+def _seen_diagnoses(
+    session: Session, assignment: Assignment, cell: Cell, student: Principal
+) -> list[str]:
+    """The codes of the latest graded attempt's diagnoses as the student may see them: a hint
+    names its diagnosis, so it must not tell what their report's cut hides (under "summary"
+    only the diagnoses drawn from the public cases and probes; under "verdict" none)."""
+    if cell.last_submission_id is None or not cell.diagnoses:
+        return []
+    cut = work_cut(session, assignment, cell.problem_id, student, utcnow(), staff=False)
+    if cut is None or cut.level == "visible":
+        return [code for code, _ in cell.diagnoses]
+    if cut.level == "verdict":
+        return []
+    text = session.scalar(select(Submission.report).where(Submission.id == cell.last_submission_id))
+    report = GradeReport.model_validate_json(text) if text else None
+    if report is None or report.public_view is None:
+        return []
+    return [d.code for d in report.public_view.diagnoses]
 
 
 def cut_for(

@@ -18,6 +18,8 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.gradebook.models import DiagnosisHint
 from app.gradebook.routes import FEEDBACK_BODY_BYTES
 from app.gradebook.schemas import FEEDBACK_MAX_CHARS
+from app.grading.schemas import GradeReport, PublicView
+from app.submissions.models import Submission
 from tests.gradebook.factories import MHA, SOFTMAX, T0, add_attempt, make_assignment
 from tests.support.people import People
 
@@ -244,3 +246,31 @@ def test_concurrent_first_hints_all_succeed(
     with sessions() as session:
         rows = session.scalars(select(DiagnosisHint).where(DiagnosisHint.code == "race")).all()
     assert len(rows) == 1 and rows[0].body.startswith("text ")
+
+
+def test_a_hint_tells_nothing_the_policy_hides(
+    api: TestClient, people: People, sessions: sessionmaker[Session]
+) -> None:
+    """A hint names its diagnosis: under "summary" only a diagnosis of the report's public view
+    (public cases and probes) brings it, under "hidden" none does."""
+    for feedback in ("summary", "hidden"):
+        a = make_assignment(sessions, people.courses["course"], feedback=feedback,
+                            title=f"Under {feedback}")  # fmt: skip
+        sid = add_attempt(sessions, a, people.users["student"], MHA, 1, T0, 0.0,
+                          codes=["from-hidden", "from-public"])  # fmt: skip
+        with sessions() as session:
+            row = session.get(Submission, sid)
+            assert row is not None and row.report is not None
+            report = GradeReport.model_validate_json(row.report)
+            public = [d for d in report.diagnoses if d.code == "from-public"]
+            report.public_view = PublicView(requirements=[], diagnoses=public)
+            row.report = report.model_dump_json()
+            session.commit()
+        for code in ("from-hidden", "from-public"):
+            hint = {"problem_id": MHA, "code": code, "body": f"About {code}"}
+            r = api.put(f"{base(people, a)}/hints", headers=people.headers("instructor"), json=hint)
+            assert r.status_code == 200
+        mine = api.get(f"{base(people, a)}/grades/me", headers=people.headers("student"))
+        assert "from-hidden" not in mine.text
+        shown = [h["code"] for h in mine.json()["problems"][0]["hints"]]
+        assert shown == (["from-public"] if feedback == "summary" else [])
