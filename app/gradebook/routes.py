@@ -244,11 +244,17 @@ async def write_feedback(
 
 @router.get("/hints", response_model=HintList, responses=_READ_ERRORS)
 async def hints(
-    access: CourseStaff, assignment_id: AssignmentId, service: GradebookServiceDep
+    access: CourseStaff,
+    assignment_id: AssignmentId,
+    service: GradebookServiceDep,
+    reaches: Annotated[
+        bool, Query(description="Also how many students each reaches now (reads the gradebook).")
+    ] = False,
 ) -> HintList:
-    """The course's texts per diagnosis on the assignment's problems, with how many students
-    each reaches now."""
-    return await run_in_threadpool(service.hints, access.course_id, assignment_id, access.principal)
+    """The course's texts per diagnosis on the assignment's problems."""
+    return await run_in_threadpool(
+        service.hints, access.course_id, assignment_id, access.principal, reaches
+    )
 
 
 @router.put(

@@ -486,9 +486,18 @@ class GradebookService:
                 session, assignment_id, target, body.body.strip(), by.user_id, utcnow()
             )
 
-    def hints(self, course_id: int, assignment_id: int, reader: Principal) -> HintList:
-        """The course's hints on the assignment's problems, with how many of its students
-        each reaches now."""
+    def hints(
+        self, course_id: int, assignment_id: int, reader: Principal, reach_too: bool
+    ) -> HintList:
+        """The course's hints on the assignment's problems; ``reach_too``: with how many of its
+        students each reaches now (the whole gradebook is read for it)."""
+        with self.sessions() as session:
+            assignment = self._assignment(session, course_id, assignment_id)
+            problems = [p.problem_id for p in load_problems(session, assignment.id, self.titles)]
+            found = course_hints(session, course_id, problems)
+            names = comments.names_of(session, (h.updated_by for h in found.values()))
+            if not reach_too:
+                return HintList(hints=[hint_out(h, names) for _, h in sorted(found.items())])
         book = self.book(course_id, assignment_id, None, diagnoses_for=reader)
         reach: dict[tuple[str, str], int] = {}
         for row in book.rows:

@@ -207,7 +207,8 @@ def test_a_hint_follows_the_latest_attempt(
 
     assert hints_of("student") == ["heads-split"]
     assert hints_of("student_b") == []
-    listed = api.get(f"{base(people, a)}/hints", headers=people.headers("ta")).json()["hints"]
+    listed = api.get(f"{base(people, a)}/hints?reaches=true", headers=people.headers("ta"))
+    listed = listed.json()["hints"]
     assert [(h["code"], h["reaches"]) for h in listed] == [("heads-split", 1)]
     # student_b makes the same mistake later: the hint reaches them too; student fixes it.
     add_attempt(sessions, a, b, MHA, 2, T0 - 2 * HOUR, 0.0, codes=["heads-split", "no-scale"])

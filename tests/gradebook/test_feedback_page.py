@@ -76,6 +76,7 @@ def test_a_hint_for_a_diagnosis_reaches_only_its_students(browser: Browser, worl
     )
     expect(item).to_contain_text("1 stuck of 1")
     # The score histogram is drawn, with its numbers; the statistics CSV is a link away.
+    page.locator("#load-statistics").click()
     histogram = page.locator('#insight .insight-stats[data-problem="multi-head-attention"] svg')
     expect(histogram.locator("rect.bar")).to_have_count(10)
     expect(page.locator("#export-statistics")).to_have_attribute(
@@ -87,7 +88,7 @@ def test_a_hint_for_a_diagnosis_reaches_only_its_students(browser: Browser, worl
         "Split the heads as **(h, d_k)**, not (d_k, h). <script>window.pwned = 1</script>"
     )
     item.locator("button.hint-save").click()
-    expect(item.locator(".hint-status")).to_contain_text("Saved: 1 student read it now")
+    expect(item.locator(".hint-status")).to_contain_text("Saved: the 1 student with it read it now")
     shot(page, "feedback-hint-from-insight")
     assert not page.errors  # type: ignore[attr-defined]
     page.context.close()

@@ -386,11 +386,29 @@ function rushSection(rush) {
   );
 }
 
-function insightPanel(insight, stats) {
-  const byProblem = Object.fromEntries(((stats && stats.problems) || []).map((p) => [p.problem_id, p]));
+// The statistics read every latest report in full: fetched when asked for, not with each load.
+async function loadStatistics(button) {
+  button.disabled = true;
+  try {
+    const { data } = await api(`${base}/statistics${query()}`);
+    for (const st of data.problems) {
+      const slot = document.querySelector(`.insight-stats-slot[data-problem="${CSS.escape(st.problem_id)}"]`);
+      if (slot) fill(slot, statsBlock(st));
+    }
+    button.remove();
+  } catch (err) {
+    button.disabled = false;
+    button.after(h("p", { class: "note tone-bad" }, describeError(err)));
+  }
+}
+
+function insightPanel(insight) {
+  const statsButton = h("button", { type: "button", class: "button small", id: "load-statistics" }, "Show statistics (histograms, pass rates)");
+  statsButton.addEventListener("click", () => loadStatistics(statsButton));
   return [
     h("h2", { id: "insight-heading" }, "Insight: what to re-teach"),
     rushSection(insight.rush),
+    statsButton,
     h("p", { class: "note" }, `From each student's latest graded attempt (${insight.students} students).`),
     insight.problems.map((p) =>
       h(
@@ -398,7 +416,7 @@ function insightPanel(insight, stats) {
         { class: "insight-problem", "data-problem": p.problem_id },
         h("h3", {}, p.title),
         h("p", {}, `${p.attempted} attempted · ${p.accepted} accepted · ${p.stuck} stuck`),
-        statsBlock(byProblem[p.problem_id]),
+        h("div", { class: "insight-stats-slot", "data-problem": p.problem_id }),
         p.diagnoses.length
           ? h(
               "ul",
@@ -428,7 +446,8 @@ function hintButton(problem, diagnosis) {
         await api(`${base}/hints`, { method: "PUT", body: { problem_id: problem.problem_id, code: diagnosis.code, body: text.value } });
         await loadHints();
         const now = (state.hints || []).find((x) => x.problem_id === problem.problem_id && x.code === diagnosis.code);
-        fill(status, now ? `Saved: ${now.reaches} student${now.reaches === 1 ? "" : "s"} read it now; later ones with this diagnosis will too.` : "Withdrawn.");
+        const n = diagnosis.students;
+        fill(status, now ? `Saved: the ${n} student${n === 1 ? "" : "s"} with it read it now; later ones with this diagnosis will too.` : "Withdrawn.");
       } catch (err) {
         fill(status, describeError(err));
       }
@@ -529,8 +548,8 @@ function regradeBox() {
 async function loadInsight() {
   const panel = document.getElementById("insight");
   try {
-    const [{ data }, stats] = await Promise.all([api(`${base}/insight${query()}`), api(`${base}/statistics${query()}`), loadHints()]);
-    fill(panel, insightPanel(data, stats.data));
+    const [{ data }] = await Promise.all([api(`${base}/insight${query()}`), loadHints()]);
+    fill(panel, insightPanel(data));
   } catch (err) {
     fill(panel, h("p", { class: "note tone-bad" }, describeError(err)));
   }
