@@ -15,6 +15,7 @@ from app.assignments import policy
 from app.assignments.service import (
     get_assignment,
     graded_attempts_used,
+    identical_attempt,
     recent_graded,
     student_rules,
 )
@@ -83,6 +84,16 @@ def _admit(
                 headers={"Retry-After": str(max(1, math.ceil(wait)))},
             )
     used = graded_attempts_used(session, assignment.id, user_id, problem_id)
+    if not body.force:
+        same = identical_attempt(session, assignment.id, user_id, problem_id, body.code)
+        if same is not None:
+            raise ApiError(
+                409,
+                "identical_resubmission",
+                f"this code is identical to your graded attempt {same}; nothing was spent. "
+                "Send it again with force to spend an attempt on it anyway",
+                "code",
+            )
     if rules.attempts_allowed is not None and used >= rules.attempts_allowed:
         raise ApiError(
             409,

@@ -324,7 +324,8 @@ def _problem_in(
         **error_responses(
             {
                 404: "Unknown course, assignment (or not released yet) or problem",
-                409: "Closed after the last deadline, attempts used up, or Idempotency-Key "
+                409: "Closed after the last deadline, attempts used up, code identical to an "
+                "earlier graded attempt (without force), or Idempotency-Key "
                 "reused with a different body",
                 429: "Rate limited (the assignment's per-student limit, or the service's)",
             },

@@ -22,7 +22,9 @@ class ProblemEntry(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     problem_id: str = Field(min_length=1, max_length=128)
-    points: float = Field(default=1.0, ge=0, le=1e6)
+    points: float | None = Field(
+        default=None, ge=0, le=1e6, description="Null: the course's default points."
+    )
     # This problem's own feedback policy; None: the assignment's.
     feedback: Feedback | None = None
 

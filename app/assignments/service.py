@@ -6,6 +6,7 @@ module only reads the rows that the rules need and writes the ones the API chang
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -37,7 +38,7 @@ from app.assignments.schemas import (
 )
 from app.core.errors import ApiError
 from app.courses.deps import CourseAccess
-from app.courses.models import Membership
+from app.courses.models import DEFAULT_POINTS, Course, Membership
 from app.courses.tenancy import course_students
 from app.db.base import utcnow
 from app.problems.loader import Problem
@@ -128,6 +129,23 @@ def graded_attempts_used(
         )
     )
     return int(found or 0)
+
+
+def identical_attempt(
+    session: Session, assignment_id: int, user_id: int, problem_id: str, code: str
+) -> int | None:
+    """The latest graded attempt on the problem with exactly this code, if any."""
+    digest = hashlib.sha256(code.encode("utf-8")).hexdigest()
+    found = session.scalar(
+        select(func.max(Submission.graded_attempt)).where(
+            Submission.assignment_id == assignment_id,
+            Submission.user_id == user_id,
+            Submission.problem_id == problem_id,
+            Submission.code_sha256 == digest,
+            Submission.graded_attempt.is_not(None),
+        )
+    )
+    return None if found is None else int(found)
 
 
 # -- reading and writing assignments ------------------------------------------------------------
@@ -261,12 +279,14 @@ def store(session: Session, assignment: Assignment, fields: AssignmentFields) ->
     for old in problems_of(session, assignment.id):
         session.delete(old)
     session.flush()
+    course = session.get(Course, assignment.course_id)
+    default_points = course.default_points if course is not None else DEFAULT_POINTS
     for position, entry in enumerate(fields.problems):
         session.add(
             AssignmentProblem(
                 assignment_id=assignment.id,
                 problem_id=entry.problem_id,
-                points=entry.points,
+                points=entry.points if entry.points is not None else default_points,
                 position=position,
                 feedback=entry.feedback,
             )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import BigInteger, ForeignKey, Index, Integer, String, UniqueConstraint
+from sqlalchemy import BigInteger, Float, ForeignKey, Index, Integer, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.db.base import Base, UTCDateTime, utcnow
@@ -13,6 +13,7 @@ AutoId = BigInteger().with_variant(Integer(), "sqlite")
 
 COURSE_ROLES = ("student", "ta", "instructor")
 MEMBER_STATUSES = ("active", "blocked", "removed")
+DEFAULT_POINTS = 10.0
 
 
 class Course(Base):
@@ -27,6 +28,9 @@ class Course(Base):
     )
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     archived_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
+    # What a problem is worth when added without points (a deep-linked problem, an API entry
+    # with none): the web form's default.
+    default_points: Mapped[float] = mapped_column(Float, default=DEFAULT_POINTS)
 
 
 class Membership(Base):

@@ -39,6 +39,14 @@ class CourseUpdate(BaseModel):
     archived: StrictBool | None = Field(
         default=None, description="false restores an archived course (DELETE archives it)."
     )
+    default_points: float | None = Field(
+        default=None,
+        ge=0,
+        le=1e6,
+        allow_inf_nan=False,
+        description="What a problem is worth when added without points (deep-linked, or an "
+        "assignment's entry with none).",
+    )
 
 
 class CourseOut(BaseModel):
@@ -52,6 +60,9 @@ class CourseOut(BaseModel):
     archived_at: datetime | None = None
     created_at: datetime
     members: int | None = Field(default=None, description="Active members (staff only).")
+    default_points: float | None = Field(
+        default=None, description="Staff only: points of a problem added without any."
+    )
 
 
 class CoursePage(BaseModel):

@@ -86,6 +86,7 @@ def course_out(
         archived_at=course.archived_at,
         created_at=course.created_at,
         members=_active_count(session, course.id) if staff else None,
+        default_points=course.default_points if staff else None,
     )
 
 
@@ -133,6 +134,8 @@ def update_course(session: Session, access: CourseAccess, change: CourseUpdate) 
     course = _course(session, access.course_id)
     if change.title is not None:
         course.title = change.title.strip()
+    if change.default_points is not None:
+        course.default_points = change.default_points
     if change.archived is not None:
         course.archived_at = utcnow() if change.archived else None
         if change.archived:

@@ -14,7 +14,11 @@ import csv
 import io
 from collections.abc import Iterable, Sequence
 
+from app.gradebook.comments import Target
+from app.gradebook.schemas import FeedbackOut
 from app.gradebook.scores import AttemptCredit, AttemptRow, Gradebook
+
+Texts = dict[Target, FeedbackOut]
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
@@ -43,28 +47,44 @@ def _write(rows: Iterable[Sequence[object]]) -> str:
     return buffer.getvalue()
 
 
-def gradebook_csv(book: Gradebook) -> str:
-    """Name, email, section, status, one column per problem (its points in force), total."""
+def _text(texts: Texts, target: Target) -> str | None:
+    found = texts.get(target)
+    return None if found is None else found.body
+
+
+def gradebook_csv(book: Gradebook, texts: Texts) -> str:
+    """Name, email, section, status, one column per problem (its points in force), total; then
+    per problem the comment to the student and the staff note (markdown, as written)."""
     header: list[object] = ["name", "email", "section", "status"]
     header += [f"{p.title} ({p.problem_id}) [{_number(p.points)}]" for p in book.problems]
     header += [f"total [{_number(book.max_total)}]"]
+    for p in book.problems:
+        header += [f"comment ({p.problem_id})", f"staff note ({p.problem_id})"]
     rows: list[list[object]] = [header]
     for r in book.rows:
         s = r.student
-        rows.append([s.name, s.email, s.section, s.status, *(c.points for c in r.cells), r.total])
+        said: list[object] = []
+        for p in book.problems:
+            for kind in ("comment", "note"):
+                said.append(_text(texts, (s.user_id, p.problem_id, None, kind)))
+        rows.append(
+            [s.name, s.email, s.section, s.status, *(c.points for c in r.cells), r.total, *said]
+        )
     return _write(rows)
 
 
 ATTEMPT_HEADER: list[object] = [
     "name", "email", "section", "problem_id", "attempt", "submission_id", "submitted_at",
-    "status", "verdict", "raw_score", "credit", "points", "max_points", "rule",
+    "status", "verdict", "raw_score", "credit", "points", "max_points", "rule", "comment",
+    "staff_note",
 ]  # fmt: skip
 
 
 def attempts_csv(
-    book: Gradebook, credits: Sequence[tuple[AttemptRow, AttemptCredit | None]]
+    book: Gradebook, credits: Sequence[tuple[AttemptRow, AttemptCredit | None]], texts: Texts
 ) -> str:
-    """Long form: one row per graded attempt, with what the policy made of it."""
+    """Long form: one row per graded attempt, with what the policy made of it and the
+    attempt's comment and staff note."""
     students = {r.student.user_id: r.student for r in book.rows}
     points = {p.problem_id: p.points for p in book.problems}
     rows: list[list[object]] = [ATTEMPT_HEADER]
@@ -86,6 +106,10 @@ def attempts_csv(
                 None if credit is None else credit.points,
                 points.get(attempt.problem_id),
                 None if credit is None else credit.rule,
+                _text(
+                    texts, (attempt.user_id, attempt.problem_id, attempt.submission_id, "comment")
+                ),
+                _text(texts, (attempt.user_id, attempt.problem_id, attempt.submission_id, "note")),
             ]
         )
     return _write(rows)
@@ -103,7 +127,9 @@ def canvas_csv(book: Gradebook, canvas_assignment_id: int | None) -> str:
     student's email (set the login ids to emails, or edit the column). The assignment column is
     "Title (id)" with the Canvas assignment's id when given, which updates that assignment;
     without it, "Title" alone, which Canvas offers to create as a new assignment. Removed
-    students are left out (they are no longer in the Canvas course either)."""
+    students are left out (they are no longer in the Canvas course either). A student who
+    never attempted any problem (and has no score set by hand) gets an empty cell: a 0 would
+    overwrite what Canvas has (an excused or missing mark) with a grade nobody gave."""
     title = book.assignment.title
     column = f"{title} ({canvas_assignment_id})" if canvas_assignment_id else title
     rows: list[list[object]] = [
@@ -114,5 +140,6 @@ def canvas_csv(book: Gradebook, canvas_assignment_id: int | None) -> str:
         s = r.student
         if s.status == "removed":
             continue
-        rows.append([s.name, "", "", s.email, s.section, r.total])
+        tried = any(c.attempts_used or c.adjusted for c in r.cells)
+        rows.append([s.name, "", "", s.email, s.section, r.total if tried else None])
     return _write(rows)

@@ -47,7 +47,7 @@ def rush(book: Gradebook, queued_now: int) -> RushOut:
 
 def class_insight(book: Gradebook) -> InsightOut:
     """Per problem: the diagnoses of each student's latest graded attempt (each code once per
-    student), the most stuck first, and how many of those students have not had it accepted.
+    student), the most stuck first, and how many of those students are stuck (``Cell.stuck``).
     A mistake a student has since fixed no longer counts: only the latest attempt does."""
     problems = []
     for index, p in enumerate(book.problems):
@@ -60,7 +60,7 @@ def class_insight(book: Gradebook) -> InsightOut:
             for code, title in dict(c.diagnoses).items():
                 titles.setdefault(code, title)
                 students[code] += 1
-                if c.last_verdict != ACCEPTED:
+                if c.stuck:
                     stuck[code] += 1
         ranked = sorted(students, key=lambda code: (-stuck[code], -students[code], code))
         accepted = verdicts.get(ACCEPTED, 0)
@@ -70,7 +70,7 @@ def class_insight(book: Gradebook) -> InsightOut:
                 title=p.title,
                 attempted=len(graded),
                 accepted=accepted,
-                stuck=len(graded) - accepted,
+                stuck=sum(1 for c in graded if c.stuck),
                 verdicts=dict(verdicts),
                 diagnoses=[
                     CodeCount(code=c, title=titles[c], students=students[c], stuck=stuck[c])

@@ -23,12 +23,19 @@ from app.gradebook.schemas import (
     AdjustmentIn,
     AdjustmentLog,
     AdjustmentOut,
+    FeedbackIn,
+    FeedbackOut,
     GradebookOut,
+    HintIn,
+    HintList,
+    HintOut,
     InsightOut,
     MyGrades,
     RegradeOut,
+    StatisticsOut,
     StudentDetail,
 )
+from app.gradebook.statistics import statistics_csv as render_statistics_csv
 from app.submissions.deps import SubmissionServiceDep
 
 PREFIX = "/api/courses/{course_id}/assignments/{assignment_id}"
@@ -39,6 +46,8 @@ Section = Annotated[
     str | None, Query(max_length=64, description="Only the students of this section.")
 ]
 ADJUSTMENT_BODY_BYTES = 16 * 1024
+# A comment of FEEDBACK_MAX_CHARS characters, each up to 4 bytes in UTF-8 and escaped in JSON.
+FEEDBACK_BODY_BYTES = 64 * 1024
 
 _READ_ERRORS = error_responses({404: "Unknown course or assignment"})
 _CSV: dict[int | str, dict[str, Any]] = {
@@ -190,6 +199,125 @@ async def adjust(
     return await run_in_threadpool(
         service.adjust, access.course_id, assignment_id, body, access.principal
     )
+
+
+def _feedback_cap() -> BodyCap:
+    return BodyCap(
+        FEEDBACK_BODY_BYTES, "body_too_large", f"the limit is {FEEDBACK_BODY_BYTES} bytes"
+    )
+
+
+@router.post(
+    "/feedback",
+    status_code=201,
+    response_model=FeedbackOut,
+    responses=error_responses(
+        {
+            400: "Body is not JSON",
+            404: "Unknown course or assignment; not a student of the course; not a problem of "
+            "the assignment; not a submission of the student's problem here",
+            413: "Body over the size limit",
+            422: "Invalid body (unknown kind, text over the limit...)",
+        }
+    ),
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {"application/json": {"schema": FeedbackIn.model_json_schema()}},
+        }
+    },
+)
+async def write_feedback(
+    request: Request,
+    access: CourseStaff,
+    assignment_id: AssignmentId,
+    service: GradebookServiceDep,
+) -> FeedbackOut:
+    """Set a student's comment (``kind`` "comment": they read it, with its author and time) or
+    staff note ("note": never shown to the student) on a problem or one submission; it
+    replaces the one in force, an empty body clears it."""
+    body = await read_model(request, _feedback_cap(), FeedbackIn)
+    return await run_in_threadpool(
+        service.write_feedback, access.course_id, assignment_id, body, access.principal
+    )
+
+
+@router.get("/hints", response_model=HintList, responses=_READ_ERRORS)
+async def hints(
+    access: CourseStaff,
+    assignment_id: AssignmentId,
+    service: GradebookServiceDep,
+    reaches: Annotated[
+        bool, Query(description="Also how many students each reaches now (reads the gradebook).")
+    ] = False,
+) -> HintList:
+    """The course's texts per diagnosis on the assignment's problems."""
+    return await run_in_threadpool(
+        service.hints, access.course_id, assignment_id, access.principal, reaches
+    )
+
+
+@router.put(
+    "/hints",
+    response_model=HintOut,
+    responses=error_responses(
+        {
+            400: "Body is not JSON",
+            404: "Unknown course or assignment; not a problem of the assignment",
+            413: "Body over the size limit",
+            422: "Invalid body",
+        }
+    ),
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {"application/json": {"schema": HintIn.model_json_schema()}},
+        }
+    },
+)
+async def put_hint(
+    request: Request,
+    access: CourseInstructor,
+    assignment_id: AssignmentId,
+    service: GradebookServiceDep,
+) -> HintOut:
+    """Write the course's text for one diagnosis of a problem (empty: withdraw it). Every
+    student of the course whose latest graded attempt on the problem has the diagnosis reads
+    it on their grades, now and after later submissions, until their latest attempt no longer
+    has it."""
+    body = await read_model(request, _feedback_cap(), HintIn)
+    return await run_in_threadpool(
+        service.put_hint, access.course_id, assignment_id, body, access.principal
+    )
+
+
+@router.get("/statistics", response_model=StatisticsOut, responses=_READ_ERRORS)
+async def statistics(
+    access: CourseStaff,
+    assignment_id: AssignmentId,
+    service: GradebookServiceDep,
+    section: Section = None,
+) -> StatisticsOut:
+    """Per problem: the score histogram, attempts and hours until accepted, pass rates per
+    test case (hidden ones by index only) and per requirement, the most common diagnoses and
+    pairs of them, and the diagnoses of the last seven days against the seven before."""
+    return await run_in_threadpool(
+        service.statistics, access.course_id, assignment_id, section, access.principal
+    )
+
+
+@router.get("/statistics.csv", response_class=Response, responses={**_CSV, **_READ_ERRORS})
+async def statistics_csv(
+    access: CourseStaff,
+    assignment_id: AssignmentId,
+    service: GradebookServiceDep,
+    section: Section = None,
+) -> Response:
+    """The statistics in long form: problem_id, measure, key, value, total."""
+    out = await run_in_threadpool(
+        service.statistics, access.course_id, assignment_id, section, access.principal
+    )
+    return _csv(render_statistics_csv(out), f"assignment-{assignment_id}-statistics.csv")
 
 
 @router.get("/insight", response_model=InsightOut, responses=_READ_ERRORS)

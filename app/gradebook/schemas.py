@@ -9,6 +9,71 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.grading.schemas import GradeReport
 
+# A comment or note, in markdown; more is refused (422) rather than cut.
+FEEDBACK_MAX_CHARS = 8000
+
+
+class FeedbackIn(BaseModel):
+    """A comment (the student reads it) or a note (only the course's staff read it) on a
+    student's problem, or on one of their submissions of it. It replaces the one in force;
+    an empty ``body`` clears it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    user_id: int = Field(ge=1, le=2**53)
+    problem_id: str = Field(min_length=1, max_length=128)
+    submission_id: str | None = Field(
+        default=None, max_length=36, description="One submission's; null: the problem's."
+    )
+    kind: Literal["comment", "note"] = Field(
+        description='"comment": shown to the student; "note": staff only, never the student.'
+    )
+    body: str = Field(
+        max_length=FEEDBACK_MAX_CHARS,
+        description="Markdown (raw HTML is shown as text; only this site's images); empty: clear.",
+    )
+
+
+class FeedbackOut(BaseModel):
+    id: int
+    user_id: int
+    problem_id: str
+    submission_id: str | None
+    kind: Literal["comment", "note"]
+    body: str = Field(description="The markdown as written.")
+    html: str = Field(description="The markdown rendered and sanitized: safe to insert.")
+    created_by: int | None
+    created_by_name: str | None = Field(description="The author.")
+    created_at: datetime
+
+
+class HintIn(BaseModel):
+    """The course's text for one diagnosis of one problem; empty ``body``: withdraw it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    problem_id: str = Field(min_length=1, max_length=128)
+    code: str = Field(min_length=1, max_length=128, description="The diagnosis's code.")
+    body: str = Field(max_length=FEEDBACK_MAX_CHARS, description="Markdown, as a comment.")
+
+
+class HintOut(BaseModel):
+    problem_id: str
+    code: str
+    body: str
+    html: str
+    updated_by_name: str | None
+    updated_at: datetime
+    reaches: int | None = Field(
+        default=None,
+        description="Staff only: students of the course whose latest graded attempt on the "
+        "problem has the diagnosis now (who read it).",
+    )
+
+
+class HintList(BaseModel):
+    hints: list[HintOut]
+
 
 class MyProblemScore(BaseModel):
     problem_id: str
@@ -19,10 +84,18 @@ class MyProblemScore(BaseModel):
     attempts_used: int
     attempts_allowed: int | None = Field(description="Null: no maximum.")
     last_verdict: str | None
+    comment: FeedbackOut | None = Field(default=None, description="Staff's comment to you.")
+    hints: list[HintOut] = Field(
+        default_factory=list,
+        description="The course's texts for the diagnoses of your latest graded attempt.",
+    )
 
 
 class MyGrades(BaseModel):
     problems: list[MyProblemScore]
+    submission_comments: list[FeedbackOut] = Field(
+        default_factory=list, description="Staff's comments on your submissions."
+    )
     total: float | None
     max_total: float
     scores_hidden: bool
@@ -47,6 +120,8 @@ class GradeCell(BaseModel):
     last_verdict: str | None
     last_submitted_at: datetime | None
     diagnosis: DiagnosisRef | None = Field(description="The latest graded attempt's first one.")
+    comment: FeedbackOut | None = Field(default=None, description="To the student.")
+    note: FeedbackOut | None = Field(default=None, description="Staff only.")
 
 
 class StudentRef(BaseModel):
@@ -94,7 +169,8 @@ class AdjustmentIn(BaseModel):
         min_length=1,
         max_length=1000,
         pattern=r"\S",
-        description="Why (kept in the audit log); not blank.",
+        description='Why: staff only, kept in the audit log (the student reads "adjusted by '
+        'staff"; a comment to the student is a feedback comment); not blank.',
     )
 
 
@@ -143,6 +219,8 @@ class AttemptOut(BaseModel):
     )
     hidden_passed: int | None = Field(default=None, description='In the "summary" view.')
     hidden_total: int | None = Field(default=None, description='In the "summary" view.')
+    comment: FeedbackOut | None = Field(default=None, description="To the student.")
+    note: FeedbackOut | None = Field(default=None, description="Staff only.")
 
 
 class StudentDetail(BaseModel):
@@ -159,7 +237,7 @@ class CodeCount(BaseModel):
     code: str
     title: str
     students: int = Field(description="Students whose latest graded attempt has it.")
-    stuck: int = Field(description="Of those, how many have not had it accepted.")
+    stuck: int = Field(description="Of those, how many are stuck (as ``ProblemInsight``).")
 
 
 class ProblemInsight(BaseModel):
@@ -167,7 +245,10 @@ class ProblemInsight(BaseModel):
     title: str
     attempted: int = Field(description="Students with a graded attempt.")
     accepted: int = Field(description="Students whose latest graded attempt is accepted.")
-    stuck: int = Field(description="Students whose latest graded attempt is not accepted.")
+    stuck: int = Field(
+        description="Students with no accepted attempt whose last two or more graded attempts "
+        "are wrong."
+    )
     verdicts: dict[str, int] = Field(description="Latest graded attempts by verdict.")
     diagnoses: list[CodeCount] = Field(description="Most common first.")
 
@@ -201,3 +282,54 @@ class RegradeOut(BaseModel):
     queued: int = Field(description="Submissions queued for grading again.")
     skipped: int = Field(description="Still being graded, or refused by a full queue.")
     queue_full: bool
+
+
+class CaseRate(BaseModel):
+    index: int = Field(description="0-based, in the report's order.")
+    hidden: bool
+    name: str | None = Field(description="Null for a hidden case: it is known by its index only.")
+    passed: int
+    total: int
+
+
+class PairCount(BaseModel):
+    codes: list[str]
+    students: int = Field(description="Students whose latest graded attempt has all of them.")
+
+
+class DiagnosisTrend(BaseModel):
+    code: str
+    last_7_days: int = Field(description="Graded attempts with it in the last seven days.")
+    previous_7_days: int = Field(description="In the seven days before.")
+
+
+class ProblemStatistics(BaseModel):
+    problem_id: str
+    title: str
+    max_points: float
+    students: int
+    graded: int = Field(description="Students with a graded attempt (or a score set by hand).")
+    histogram: list[int] = Field(
+        description="Of those, how many scored 0-10 %, 10-20 %... 90-100 % of the points "
+        "(full marks in the last bin)."
+    )
+    accepted: int = Field(description="Students with an accepted attempt.")
+    attempts_until_accepted: dict[int, int] = Field(
+        description="Attempt number of the first accepted attempt -> students."
+    )
+    median_attempts_until_accepted: float | None
+    median_hours_to_first_accepted: float | None = Field(
+        description="From the release (or the assignment's creation) to the first accepted attempt."
+    )
+    stuck: int = Field(description="No accepted attempt and the last two or more wrong.")
+    cases: list[CaseRate] = Field(description="Pass rate per test case, latest attempts.")
+    requirements: list[CaseRate] = Field(description="Pass rate per checked requirement.")
+    diagnoses: list[PairCount] = Field(description="Most common first.")
+    pairs: list[PairCount] = Field(description="Most common pairs first.")
+    week: list[DiagnosisTrend]
+
+
+class StatisticsOut(BaseModel):
+    assignment_id: int
+    generated_at: datetime
+    problems: list[ProblemStatistics]

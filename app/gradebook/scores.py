@@ -46,6 +46,8 @@ from app.gradebook.models import GradeAdjustment
 from app.submissions.models import Submission
 
 ACCEPTED = "accepted"
+# Wrong graded attempts in a row (and none accepted) that make a student stuck.
+STUCK_AFTER = 2
 DONE = "done"
 
 
@@ -120,6 +122,14 @@ class Cell:
     last_submission_id: str | None
     last_at: datetime | None
     diagnoses: list[tuple[str, str]] = field(default_factory=list)  # (code, title), latest
+    ever_accepted: bool = False  # some graded attempt was accepted
+    wrong_streak: int = 0  # graded attempts not accepted since the last accepted one (or ever)
+
+    @property
+    def stuck(self) -> bool:
+        """Never accepted, and the last two or more graded attempts wrong: a student with full
+        marks whose latest attempt failed is not stuck, nor one who tried once."""
+        return not self.ever_accepted and self.wrong_streak >= STUCK_AFTER
 
 
 @dataclass
@@ -320,6 +330,11 @@ class ScoreContext:
         )
         computed = round(scored.fraction * problem.points, 6)
         latest = max(done, key=lambda a: a.number, default=None)
+        streak = 0
+        for a in sorted(done, key=lambda a: a.number, reverse=True):
+            if a.verdict == ACCEPTED:
+                break
+            streak += 1
         points, rule, adjusted = computed, scored.rule, False
         if adjustment is not None and adjustment.score is not None:
             points, rule, adjusted = adjustment.score, f"adjusted: {adjustment.comment}", True
@@ -337,6 +352,8 @@ class ScoreContext:
             last_verdict=latest.verdict if latest else None,
             last_submission_id=latest.submission_id if latest else None,
             last_at=latest.received_at if latest else None,
+            ever_accepted=any(a.verdict == ACCEPTED for a in done),
+            wrong_streak=streak,
         )
 
 

@@ -18,7 +18,8 @@ from app.auth.tokens import Principal
 from app.core.errors import ApiError
 from app.courses.models import Membership
 from app.db.base import utcnow
-from app.gradebook import exports
+from app.gradebook import comments, exports
+from app.gradebook.hints import course_hints, hint_out, put_hint
 from app.gradebook.insight import class_insight, rush
 from app.gradebook.models import GradeAdjustment
 from app.gradebook.schemas import (
@@ -27,13 +28,19 @@ from app.gradebook.schemas import (
     AdjustmentOut,
     AttemptOut,
     DiagnosisRef,
+    FeedbackIn,
+    FeedbackOut,
     GradebookOut,
     GradebookRow,
     GradeCell,
+    HintIn,
+    HintList,
+    HintOut,
     InsightOut,
     MyGrades,
     MyProblemScore,
     ProblemColumn,
+    StatisticsOut,
     StudentDetail,
     StudentRef,
 )
@@ -49,8 +56,11 @@ from app.gradebook.scores import (
     compute,
     load_adjustments,
     load_grants,
+    load_latest_diagnoses,
+    load_problems,
     scores_visible,
 )
+from app.gradebook.statistics import WEEK, compute_statistics
 from app.grading.schemas import GradeReport
 from app.submissions.models import Submission
 from app.submissions.repository import SubmissionRepository
@@ -67,8 +77,29 @@ def student_not_found(user_id: int) -> ApiError:
     return ApiError(404, "student_not_found", f"no student {user_id} in this course", "user_id")
 
 
-def cell_out(cell: Cell) -> GradeCell:
+Texts = dict[comments.Target, FeedbackOut]
+# What a student reads as the rule of a score set by hand: the reason is staff's (audit log).
+ADJUSTED_FOR_STUDENT = "adjusted by staff"
+
+
+def problem_not_in_assignment(problem_id: str) -> ApiError:
+    return ApiError(
+        404,
+        "problem_not_in_assignment",
+        f"problem {problem_id!r} is not part of this assignment",
+        "problem_id",
+    )
+
+
+def _student_rule(cell: Cell | None) -> str:
+    if cell is None:
+        return "no graded attempt"
+    return ADJUSTED_FOR_STUDENT if cell.adjusted else cell.rule
+
+
+def cell_out(cell: Cell, user_id: int = 0, texts: Texts | None = None) -> GradeCell:
     first = cell.diagnoses[0] if cell.diagnoses else None
+    texts = texts or {}
     return GradeCell(
         problem_id=cell.problem_id,
         points=cell.points,
@@ -83,6 +114,8 @@ def cell_out(cell: Cell) -> GradeCell:
         last_verdict=cell.last_verdict,
         last_submitted_at=cell.last_at,
         diagnosis=None if first is None else DiagnosisRef(code=first[0], title=first[1]),
+        comment=texts.get((user_id, cell.problem_id, None, "comment")),
+        note=texts.get((user_id, cell.problem_id, None, "note")),
     )
 
 
@@ -96,11 +129,12 @@ def student_ref(student: Student) -> StudentRef:
     )
 
 
-def row_out(row: StudentGrades) -> GradebookRow:
+def row_out(row: StudentGrades, texts: Texts | None = None) -> GradebookRow:
+    user_id = row.student.user_id
     return GradebookRow(
         **student_ref(row.student).model_dump(),
         due_at=row.dates.due_at,
-        cells=[cell_out(c) for c in row.cells],
+        cells=[cell_out(c, user_id, texts) for c in row.cells],
         total=round(row.total, 6),
     )
 
@@ -159,9 +193,27 @@ class GradebookService:
     def my_grades(self, course_id: int, assignment_id: int, principal: Principal) -> MyGrades:
         with self.sessions() as session:
             assignment = self._assignment(session, course_id, assignment_id, staff=False)
-            book = compute(session, assignment, self.titles, user_id=principal.user_id)
+            book = compute(
+                session, assignment, self.titles, user_id=principal.user_id, diagnoses=True
+            )
             visible = scores_visible(assignment, utcnow())
-        cells = book.rows[0].cells if book.rows else []
+            # Comments only: a note never leaves the database for a student.
+            texts = comments.in_force(
+                session, assignment_id, user_id=principal.user_id, kinds=("comment",)
+            )
+            cells = book.rows[0].cells if book.rows else []
+            hints = course_hints(session, course_id, [p.problem_id for p in book.problems])
+            names = comments.names_of(session, (h.updated_by for h in hints.values()))
+            mine: dict[str, list[HintOut]] = {}
+            for c in cells:
+                if not any(key[0] == c.problem_id for key in hints):
+                    continue
+                seen = _seen_diagnoses(session, assignment, c, principal)
+                mine[c.problem_id] = [
+                    hint_out(hints[(c.problem_id, code)], names)
+                    for code in seen
+                    if (c.problem_id, code) in hints
+                ]
         by_problem = {c.problem_id: c for c in cells}
         problems = []
         for p in book.problems:
@@ -172,15 +224,18 @@ class GradebookService:
                     title=p.title,
                     points=cell.points if cell and visible else (0.0 if visible else None),
                     max_points=p.points,
-                    rule=(cell.rule if cell else "no graded attempt") if visible else None,
+                    rule=_student_rule(cell) if visible else None,
                     attempts_used=cell.attempts_used if cell else 0,
                     attempts_allowed=cell.attempts_allowed if cell else assignment.max_attempts,
                     last_verdict=cell.last_verdict if cell else None,
+                    comment=texts.get((principal.user_id, p.problem_id, None, "comment")),
+                    hints=mine.get(p.problem_id, []),
                 )
             )
         total = sum(c.points for c in cells) if visible else None
         return MyGrades(
             problems=problems,
+            submission_comments=[t for (_, _, sid, _), t in texts.items() if sid is not None],
             total=None if total is None else round(total, 6),
             max_total=book.max_total,
             scores_hidden=not visible,
@@ -218,6 +273,7 @@ class GradebookService:
         self, course_id: int, assignment_id: int, section: str | None, reader: Principal
     ) -> GradebookOut:
         book = self.book(course_id, assignment_id, section, diagnoses_for=reader)
+        texts = self.texts(assignment_id)
         return GradebookOut(
             assignment_id=book.assignment.id,
             title=book.assignment.title,
@@ -227,12 +283,17 @@ class GradebookService:
                 for p in book.problems
             ],
             sections=self.sections(course_id),
-            students=[row_out(r) for r in book.rows],
+            students=[row_out(r, texts) for r in book.rows],
             max_total=book.max_total,
         )
 
+    def texts(self, assignment_id: int) -> Texts:
+        with self.sessions() as session:
+            return comments.in_force(session, assignment_id)
+
     def gradebook_csv(self, course_id: int, assignment_id: int, section: str | None) -> str:
-        return exports.gradebook_csv(self.book(course_id, assignment_id, section))
+        book = self.book(course_id, assignment_id, section)
+        return exports.gradebook_csv(book, self.texts(assignment_id))
 
     def canvas_csv(
         self, course_id: int, assignment_id: int, section: str | None, canvas_id: int | None
@@ -243,7 +304,8 @@ class GradebookService:
         with self.sessions() as session:
             book = self._book(session, course_id, assignment_id, section=section)
             credits = self._credits(session, book, book.attempts)
-        return exports.attempts_csv(book, credits)
+            texts = comments.in_force(session, assignment_id)
+        return exports.attempts_csv(book, credits, texts)
 
     def _credits(
         self, session: Session, book: Gradebook, attempts: Sequence[AttemptRow]
@@ -290,14 +352,23 @@ class GradebookService:
                 .order_by(Submission.created_at, Submission.id)
             ).all()
             cuts = cut_for(session, book.assignment, [s.problem_id for s in subs], reader)
-            submissions = [_attempt_out(s, credit.get(s.id), cuts[s.problem_id]) for s in subs]
+            texts = comments.in_force(session, assignment_id, user_id=user_id)
+            submissions = [
+                _attempt_out(s, credit.get(s.id), cuts[s.problem_id]).model_copy(
+                    update={
+                        "comment": texts.get((user_id, s.problem_id, s.id, "comment")),
+                        "note": texts.get((user_id, s.problem_id, s.id, "note")),
+                    }
+                )
+                for s in subs
+            ]
             adjustments = self._adjustments_out(
                 session, load_adjustments(session, assignment_id, user_id)
             )
         return StudentDetail(
             student=student_ref(row.student),
             due_at=row.dates.due_at,
-            cells=[cell_out(c) for c in row.cells],
+            cells=[cell_out(c, user_id, texts) for c in row.cells],
             total=round(row.total, 6),
             max_total=book.max_total,
             submissions=submissions,
@@ -346,12 +417,7 @@ class GradebookService:
                 raise student_not_found(body.user_id)
             cell = next((c for c in book.rows[0].cells if c.problem_id == body.problem_id), None)
             if cell is None:
-                raise ApiError(
-                    404,
-                    "problem_not_in_assignment",
-                    f"problem {body.problem_id!r} is not part of this assignment",
-                    "problem_id",
-                )
+                raise problem_not_in_assignment(body.problem_id)
             # Over the problem's points: a conflict with the assignment (409), since the schema
             # cannot say each problem's maximum.
             if body.score is not None and body.score > cell.max_points:
@@ -389,6 +455,107 @@ class GradebookService:
             )
             return self._adjustments_out(session, [adjustment])[0]
 
+    # -- comments, notes and hints -------------------------------------------------------------
+
+    def write_feedback(
+        self, course_id: int, assignment_id: int, body: FeedbackIn, by: Principal
+    ) -> FeedbackOut:
+        """Replace (or clear) a student's comment or note on a problem or a submission."""
+        with self.sessions() as session:
+            book = self._book(session, course_id, assignment_id, user_id=body.user_id)
+            if not book.rows:
+                raise student_not_found(body.user_id)
+            if body.problem_id not in {p.problem_id for p in book.problems}:
+                raise problem_not_in_assignment(body.problem_id)
+            if body.submission_id is not None:
+                sub = session.get(Submission, body.submission_id)
+                if (
+                    sub is None
+                    or sub.assignment_id != assignment_id
+                    or sub.user_id != body.user_id
+                    or sub.problem_id != body.problem_id
+                ):
+                    raise ApiError(
+                        404,
+                        "submission_not_found",
+                        "no such submission of this student's problem here",
+                        "submission_id",
+                    )
+            target = (body.user_id, body.problem_id, body.submission_id, body.kind)
+            return comments.write(
+                session, assignment_id, target, body.body.strip(), by.user_id, utcnow()
+            )
+
+    def hints(
+        self, course_id: int, assignment_id: int, reader: Principal, reach_too: bool
+    ) -> HintList:
+        """The course's hints on the assignment's problems; ``reach_too``: with how many of its
+        students each reaches now (the whole gradebook is read for it)."""
+        with self.sessions() as session:
+            assignment = self._assignment(session, course_id, assignment_id)
+            problems = [p.problem_id for p in load_problems(session, assignment.id, self.titles)]
+            found = course_hints(session, course_id, problems)
+            names = comments.names_of(session, (h.updated_by for h in found.values()))
+            if not reach_too:
+                return HintList(hints=[hint_out(h, names) for _, h in sorted(found.items())])
+        book = self.book(course_id, assignment_id, None, diagnoses_for=reader)
+        reach: dict[tuple[str, str], int] = {}
+        for row in book.rows:
+            for cell in row.cells:
+                for code in {code for code, _ in cell.diagnoses}:
+                    key = (cell.problem_id, code)
+                    reach[key] = reach.get(key, 0) + 1
+        with self.sessions() as session:
+            found = course_hints(session, course_id, [p.problem_id for p in book.problems])
+            names = comments.names_of(session, (h.updated_by for h in found.values()))
+            return HintList(
+                hints=[hint_out(h, names, reach.get(k, 0)) for k, h in sorted(found.items())]
+            )
+
+    def put_hint(self, course_id: int, assignment_id: int, body: HintIn, by: Principal) -> HintOut:
+        with self.sessions() as session:
+            assignment = self._assignment(session, course_id, assignment_id)
+            problems = load_problems(session, assignment.id, self.titles)
+            if body.problem_id not in {p.problem_id for p in problems}:
+                raise problem_not_in_assignment(body.problem_id)
+            row = put_hint(
+                session, course_id, body.problem_id, body.code, body.body.strip(), by.user_id,
+                utcnow(),
+            )  # fmt: skip
+            return hint_out(row, comments.names_of(session, [row.updated_by]))
+
+    # -- statistics ----------------------------------------------------------------------------
+
+    def statistics(
+        self, course_id: int, assignment_id: int, section: str | None, reader: Principal
+    ) -> StatisticsOut:
+        """``reader``: as in ``student`` (no cases, requirements or diagnoses on a problem
+        whose reports are cut for them)."""
+        now = utcnow()
+        with self.sessions() as session:
+            book = self._book(
+                session, course_id, assignment_id, section=section, diagnoses_for=reader
+            )
+            problems = [p.problem_id for p in book.problems]
+            cut = {
+                pid for pid, c in cut_for(session, book.assignment, problems, reader).items() if c
+            }
+            latest = [
+                c.last_submission_id for r in book.rows for c in r.cells if c.last_submission_id
+            ]
+            reports: dict[str, GradeReport] = {}
+            for start in range(0, len(latest), 500):
+                chunk = latest[start : start + 500]
+                rows = session.execute(
+                    select(Submission.id, Submission.report).where(Submission.id.in_(chunk))
+                )
+                for sid, text in rows:
+                    if text:
+                        reports[sid] = GradeReport.model_validate_json(text)
+            recent = [a.submission_id for a in book.attempts if a.received_at >= now - 2 * WEEK]
+            diagnoses = load_latest_diagnoses(session, recent)
+        return compute_statistics(book, reports, diagnoses, cut, now)
+
     # -- insight -------------------------------------------------------------------------------
 
     def insight(
@@ -417,6 +584,26 @@ class GradebookService:
                     .order_by(Submission.created_at, Submission.id)
                 )
             )
+
+
+def _seen_diagnoses(
+    session: Session, assignment: Assignment, cell: Cell, student: Principal
+) -> list[str]:
+    """The codes of the latest graded attempt's diagnoses as the student may see them: a hint
+    names its diagnosis, so it must not tell what their report's cut hides (under "summary"
+    only the diagnoses drawn from the public cases and probes; under "verdict" none)."""
+    if cell.last_submission_id is None or not cell.diagnoses:
+        return []
+    cut = work_cut(session, assignment, cell.problem_id, student, utcnow(), staff=False)
+    if cut is None or cut.level == "visible":
+        return [code for code, _ in cell.diagnoses]
+    if cut.level == "verdict":
+        return []
+    text = session.scalar(select(Submission.report).where(Submission.id == cell.last_submission_id))
+    report = GradeReport.model_validate_json(text) if text else None
+    if report is None or report.public_view is None:
+        return []
+    return [d.code for d in report.public_view.diagnoses]
 
 
 def cut_for(

@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 
 from app.assignments.models import Assignment, AssignmentProblem
 from app.auth.tokens import digest
+from app.courses.models import DEFAULT_POINTS, Course
 from app.db.base import utcnow
 from app.lti import claims as c
 from app.lti.keys import ALGORITHM, signing_key
@@ -76,14 +77,22 @@ def claim(session: Session, secret: str, user_id: int | None) -> LtiDeepLink:
 
 
 def _single_problem(session: Session, course_id: int, problem_id: str, title: str) -> Assignment:
+    """A problem picked on its own: its own assignment, with the hidden cases' details cut to
+    a summary (as an instructor would choose before anyone submits) and the course's default
+    points, not full feedback and one point."""
     assignment = Assignment(
         course_id=course_id,
         title=title[:200],
         due_at=utcnow() + timedelta(days=SINGLE_PROBLEM_DAYS),
+        feedback="summary",
     )
     session.add(assignment)
     session.flush()
-    session.add(AssignmentProblem(assignment_id=assignment.id, problem_id=problem_id, points=1.0))
+    course = session.get(Course, course_id)
+    points = course.default_points if course is not None else DEFAULT_POINTS
+    session.add(
+        AssignmentProblem(assignment_id=assignment.id, problem_id=problem_id, points=points)
+    )
     session.flush()
     return assignment
 

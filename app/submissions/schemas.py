@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 from pydantic.json_schema import SkipJsonSchema
 
 from app.grading.schemas import CaseReport, Diagnosis, GradeReport, PublicView, RequirementResult
@@ -31,6 +31,11 @@ class SubmissionCreate(BaseModel):
         json_schema_extra={"pattern": CODE_PATTERN},
     )
     mode: Mode = "submit"
+    force: StrictBool = Field(
+        default=False,
+        description="In an assignment: spend a graded attempt on code identical to an earlier "
+        "graded attempt of the problem (without it: 409 identical_resubmission, nothing spent).",
+    )
 
 
 class QueuePlace(BaseModel):

@@ -147,3 +147,21 @@ def test_admin_acts_as_instructor(course: Course) -> None:
         course.base, json=assignment_body(), headers=course.people.headers("admin")
     )
     assert response.status_code == 201
+
+
+def test_a_problem_without_points_takes_the_courses_default(course: Course) -> None:
+    """Issue 39: a problem added without points was worth one point."""
+    created = course.create(problems=[{"problem_id": PROBLEM}])
+    assert created["problems"][0]["points"] == 10
+    staff = course.people.headers("instructor")
+    path = f"/api/courses/{course.id}"
+    changed = course.api.patch(path, json={"default_points": 4}, headers=staff)
+    assert changed.status_code == 200 and changed.json()["default_points"] == 4
+    student_view = course.api.get(path, headers=course.people.headers("student")).json()
+    assert student_view["default_points"] is None
+    assert course.api.patch(path, json={"default_points": 4},
+                            headers=course.people.headers("ta")).status_code == 403  # fmt: skip
+    again = course.create(problems=[{"problem_id": PROBLEM}])
+    assert again["problems"][0]["points"] == 4
+    kept = course.create(problems=[{"problem_id": PROBLEM, "points": 1}])
+    assert kept["problems"][0]["points"] == 1

@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 from sqlalchemy import select
 
 from app.submissions.models import Submission
-from tests.assignments.conftest import Course, at, error_of
+from tests.assignments.conftest import PROBLEM, Course, at, error_of
 from tests.support.codes import CORRECT, variant
 
 
@@ -181,3 +181,24 @@ def test_examples_run_after_close_and_keys_are_per_route(course: Course) -> None
     )
     assert practice.status_code == 409
     assert error_of(practice)["code"] == "idempotency_key_reused"
+
+
+def test_an_identical_resubmission_asks_before_it_costs_an_attempt(course: Course) -> None:
+    """Issue 39: the same code again silently cost an attempt."""
+    created = course.create(max_attempts=3)
+    code = variant("wrong", 1)
+    assert course.submit(created["id"], code).status_code == 202
+    again = course.submit(created["id"], code)
+    assert again.status_code == 409
+    error = error_of(again)
+    assert error["code"] == "identical_resubmission" and "graded attempt 1" in error["message"]
+    assert [r.graded_attempt for r in rows(course)] == [1]  # nothing spent
+    # Running the examples on it stays free and unasked.
+    assert course.submit(created["id"], code, mode="examples").status_code == 202
+    forced = course.api.post(
+        f"{course.base}/{created['id']}/problems/{PROBLEM}/submissions",
+        json={"code": code, "mode": "submit", "force": True},
+        headers=course.people.headers("student"),
+    )
+    assert forced.status_code == 202, forced.text
+    assert sorted(r.graded_attempt for r in rows(course) if r.mode == "submit") == [1, 2]

@@ -238,6 +238,22 @@ RULES: dict[tuple[str, str], Rule] = {
         ),
     ),
     ("GET", f"{ASSIGNMENT}/insight"): Rule(COURSE_STAFF),
+    # Comments and staff notes: the course's staff write them on the course's own students.
+    ("POST", f"{ASSIGNMENT}/feedback"): Rule(
+        COURSE_STAFF,
+        across=NOBODY,
+        across_body=(
+            ("user_id", "{user_id}"),
+            ("problem_id", PROBLEM),
+            ("kind", "note"),
+            ("body", "across courses"),
+        ),
+    ),
+    # Texts per diagnosis: the course's; staff read them, instructors write them.
+    ("GET", f"{ASSIGNMENT}/hints"): Rule(COURSE_STAFF),
+    ("GET", f"{ASSIGNMENT}/statistics"): Rule(COURSE_STAFF),
+    ("GET", f"{ASSIGNMENT}/statistics.csv"): Rule(COURSE_STAFF),
+    ("PUT", f"{ASSIGNMENT}/hints"): Rule(COURSE_INSTRUCTORS),
     ("POST", f"{ASSIGNMENT}/regrade"): Rule(COURSE_INSTRUCTORS),
     # Similarity reports: the course's staff only, never a student (issue 39).
     (

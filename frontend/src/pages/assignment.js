@@ -4,6 +4,7 @@
 import { api, describeError } from "../lib/api.js";
 import { assignmentForm } from "../lib/assignment-form.js";
 import { fill, h } from "../lib/dom.js";
+import { feedbackView } from "../lib/feedback.js";
 
 const { courseId, assignmentId } = document.body.dataset;
 const base = `/api/courses/${encodeURIComponent(courseId)}/assignments/${encodeURIComponent(assignmentId)}`;
@@ -138,6 +139,21 @@ async function main() {
   render(root, a, mine, myRole, "");
 }
 
+// Staff's comments to this student and the course's hints for the mistakes of their latest
+// attempts (they leave once an attempt no longer makes the mistake).
+function feedbackSection(a, mine) {
+  if (!mine) return null;
+  const titles = Object.fromEntries(a.problems.map((p) => [p.problem_id, p.title || p.problem_id]));
+  const items = [];
+  for (const p of mine.problems || []) {
+    if (p.comment) items.push(feedbackView(p.comment, `On ${titles[p.problem_id] || p.problem_id}`, { "data-problem": p.problem_id }));
+    for (const hint of p.hints || []) items.push(feedbackView(hint, `Hint on ${titles[p.problem_id] || p.problem_id}`, { "data-problem": p.problem_id, "data-hint": hint.code }));
+  }
+  for (const c of mine.submission_comments || []) items.push(feedbackView(c, `On a submission of ${titles[c.problem_id] || c.problem_id}`, { "data-submission": c.submission_id }));
+  if (!items.length) return null;
+  return h("section", { id: "my-feedback", "aria-labelledby": "my-feedback-heading" }, h("h2", { id: "my-feedback-heading" }, "Feedback"), items);
+}
+
 function render(root, a, mine, myRole, said) {
   const byProblem = Object.fromEntries(((mine && mine.problems) || []).map((p) => [p.problem_id, p]));
   document.title = `${a.title} · TensorJudge`;
@@ -184,6 +200,7 @@ function render(root, a, mine, myRole, said) {
       ),
     ),
     mine && mine.total !== null && mine.total !== undefined ? h("p", { id: "total" }, `Total: ${mine.total} / ${mine.max_total}`) : null,
+    feedbackSection(a, mine),
     h("p", {}, h("a", { href: `${base}/submissions/me.csv`, download: "" }, "Download your submissions (CSV)")),
     myRole === "ta" || myRole === "instructor" ? h("p", {}, h("a", { href: `/courses/${courseId}/assignments/${assignmentId}/gradebook` }, "Gradebook")) : null,
     controls,

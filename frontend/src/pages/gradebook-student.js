@@ -2,6 +2,7 @@
 // each, every submission of the assignment with its code and report, and the adjustments.
 import { api, describeError } from "../lib/api.js";
 import { fill, h } from "../lib/dom.js";
+import { feedbackEditor } from "../lib/feedback.js";
 import { renderResult, verdictLabel } from "../lib/result.js";
 
 const body = document.body.dataset;
@@ -52,6 +53,9 @@ function submission(s) {
     h("h3", {}, "Code"),
     h("pre", { class: "code-block", tabindex: "0" }, h("code", {}, s.code)),
     s.report ? renderResult(sub, { mode: s.mode }) : h("p", { class: "note" }, `Not graded yet (${s.status}).`),
+    h("h3", {}, "Comment and note on this submission"),
+    feedbackEditor(base, { user_id: Number(body.userId), problem_id: s.problem_id, submission_id: s.id }, "comment", s.comment),
+    feedbackEditor(base, { user_id: Number(body.userId), problem_id: s.problem_id, submission_id: s.id }, "note", s.note),
   );
 }
 
@@ -77,6 +81,16 @@ async function main() {
       h("h1", {}, data.student.name),
       h("p", { class: "note" }, `${data.student.email || ""}${data.student.section ? ` · section ${data.student.section}` : ""} · ${data.student.status} · due `, when(data.due_at)),
       scores(data),
+      h("h2", {}, "Comments and notes per problem"),
+      data.cells.map((c) =>
+        h(
+          "section",
+          { class: "problem-feedback", "data-problem": c.problem_id },
+          h("h3", {}, c.problem_id),
+          feedbackEditor(base, { user_id: Number(body.userId), problem_id: c.problem_id }, "comment", c.comment),
+          feedbackEditor(base, { user_id: Number(body.userId), problem_id: c.problem_id }, "note", c.note),
+        ),
+      ),
       h("h2", {}, `Submissions (${data.submissions.length})`),
       data.submissions.length ? data.submissions.map(submission) : h("p", { class: "note" }, "No submission yet."),
       h("h2", {}, "Adjustments"),

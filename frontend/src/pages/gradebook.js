@@ -4,7 +4,9 @@
 // class insight, exports and a bulk regrade. Built once per load from one JSON read; a cell
 // click is handled by one listener on the table, so 300 students render without stalling.
 import { api, describeError } from "../lib/api.js";
+import { barChart } from "../lib/charts.js";
 import { clear, fill, h } from "../lib/dom.js";
+import { feedbackEditor } from "../lib/feedback.js";
 import { verdictLabel } from "../lib/result.js";
 
 const body = document.body.dataset;
@@ -215,7 +217,7 @@ function openAdjust(userId, problemId) {
   async function send(value) {
     const text = comment.value.trim();
     if (!text) {
-      fill(message, "Say why the score changes (the comment is kept in the audit log).");
+      fill(message, "Say why the score changes (staff only: the audit log; the student reads \"adjusted by staff\").");
       comment.focus();
       return;
     }
@@ -239,7 +241,7 @@ function openAdjust(userId, problemId) {
     },
     h("label", { for: "adjust-score" }, `Points (0 to ${points(cell.max_points)})`),
     score,
-    h("label", { for: "adjust-comment" }, "Why (kept in the audit log)"),
+    h("label", { for: "adjust-comment" }, "Reason: staff only, kept in the audit log (the student reads \"adjusted by staff\"; write to them in the comment below)"),
     comment,
     h(
       "div",
@@ -257,6 +259,9 @@ function openAdjust(userId, problemId) {
     h("p", { class: "note" }, `${cell.attempts_used} attempts${cell.last_verdict ? `; last: ${verdictLabel(cell.last_verdict)}` : ""}${cell.diagnosis ? `; ${cell.diagnosis.title}` : ""}.`),
     form,
     message,
+    h("h3", {}, "Comment and note"),
+    feedbackEditor(base, { user_id: userId, problem_id: problemId }, "comment", cell.comment, () => reload()),
+    feedbackEditor(base, { user_id: userId, problem_id: problemId }, "note", cell.note, () => reload()),
     h("h3", {}, "Audit trail"),
     h("ol", { id: "audit-trail", class: "audit-trail" }, h("li", { class: "note" }, "Loading…")),
   );
@@ -381,10 +386,29 @@ function rushSection(rush) {
   );
 }
 
+// The statistics read every latest report in full: fetched when asked for, not with each load.
+async function loadStatistics(button) {
+  button.disabled = true;
+  try {
+    const { data } = await api(`${base}/statistics${query()}`);
+    for (const st of data.problems) {
+      const slot = document.querySelector(`.insight-stats-slot[data-problem="${CSS.escape(st.problem_id)}"]`);
+      if (slot) fill(slot, statsBlock(st));
+    }
+    button.remove();
+  } catch (err) {
+    button.disabled = false;
+    button.after(h("p", { class: "note tone-bad" }, describeError(err)));
+  }
+}
+
 function insightPanel(insight) {
+  const statsButton = h("button", { type: "button", class: "button small", id: "load-statistics" }, "Show statistics (histograms, pass rates)");
+  statsButton.addEventListener("click", () => loadStatistics(statsButton));
   return [
     h("h2", { id: "insight-heading" }, "Insight: what to re-teach"),
     rushSection(insight.rush),
+    statsButton,
     h("p", { class: "note" }, `From each student's latest graded attempt (${insight.students} students).`),
     insight.problems.map((p) =>
       h(
@@ -401,18 +425,84 @@ function insightPanel(insight) {
             "Similarity report",
           ),
         ),
+        h("div", { class: "insight-stats-slot", "data-problem": p.problem_id }),
         p.diagnoses.length
           ? h(
               "ul",
               {},
               p.diagnoses.slice(0, 5).map((d) =>
-                h("li", { "data-code": d.code }, h("strong", {}, d.title), ` (${d.code}): ${d.stuck} stuck of ${d.students}`),
+                h("li", { "data-code": d.code }, h("strong", {}, d.title), ` (${d.code}): ${d.stuck} stuck of ${d.students} `, hintButton(p, d)),
               ),
             )
           : h("p", { class: "note" }, "No diagnosis among the latest attempts."),
       ),
     ),
   ];
+}
+
+// "Write to these students": the course's hint for a diagnosis; every student whose latest
+// graded attempt has it reads it, now and after later submissions, until they fix it.
+function hintButton(problem, diagnosis) {
+  const existing = (state.hints || []).find((x) => x.problem_id === problem.problem_id && x.code === diagnosis.code);
+  const button = h("button", { type: "button", class: "button subtle small hint-open", "data-code": diagnosis.code }, existing ? "Edit hint" : "Write to these students");
+  button.addEventListener("click", () => {
+    const id = `hint-${problem.problem_id}-${diagnosis.code}`;
+    const text = h("textarea", { id, rows: "4", maxlength: "8000", class: "hint-text" }, existing ? existing.body : "");
+    const status = h("p", { class: "note hint-status", role: "status" });
+    const save = h("button", { type: "button", class: "button primary small hint-save" }, "Send to every student with it");
+    save.addEventListener("click", async () => {
+      try {
+        await api(`${base}/hints`, { method: "PUT", body: { problem_id: problem.problem_id, code: diagnosis.code, body: text.value } });
+        await loadHints();
+        const now = (state.hints || []).find((x) => x.problem_id === problem.problem_id && x.code === diagnosis.code);
+        const n = diagnosis.students;
+        fill(status, now ? `Saved: the ${n} student${n === 1 ? "" : "s"} with it read it now; later ones with this diagnosis will too.` : "Withdrawn.");
+      } catch (err) {
+        fill(status, describeError(err));
+      }
+    });
+    button.replaceWith(
+      h(
+        "div",
+        { class: "hint-form" },
+        h("label", { for: id }, `Hint for "${diagnosis.title}" (markdown; the students whose latest attempt has it read it; empty: withdraw)`),
+        text,
+        save,
+        status,
+      ),
+    );
+    text.focus();
+  });
+  return button;
+}
+
+async function loadHints() {
+  try {
+    state.hints = (await api(`${base}/hints`)).data.hints;
+  } catch {
+    state.hints = [];
+  }
+}
+
+// A problem's score histogram (a picture, with its numbers) and its headline figures.
+function statsBlock(st) {
+  if (!st) return null;
+  const bins = st.histogram.map((n, i) => ({ label: `${i * 10}–${(i + 1) * 10} %`, value: n }));
+  const hidden = st.cases.filter((c) => c.hidden);
+  const worst = hidden.length ? hidden.reduce((a, c) => (c.passed / c.total < a.passed / a.total ? c : a)) : null;
+  return h(
+    "div",
+    { class: "insight-stats", "data-problem": st.problem_id },
+    barChart(bins, { title: `Scores of ${st.graded} students (share of ${points(st.max_points)} points)` }),
+    h(
+      "p",
+      { class: "note" },
+      `Accepted: ${st.accepted}`,
+      st.median_attempts_until_accepted !== null ? ` · median ${st.median_attempts_until_accepted} attempts until accepted` : "",
+      st.median_hours_to_first_accepted !== null ? ` · ${st.median_hours_to_first_accepted} h from release to the first accepted` : "",
+      worst ? ` · hardest hidden case: #${worst.index + 1} (${worst.passed} of ${worst.total} pass)` : "",
+    ),
+  );
 }
 
 function exportLinks() {
@@ -426,6 +516,8 @@ function exportLinks() {
     h("a", { class: "button small", id: "export-attempts", href: `${base}/attempts.csv${q}`, download: "" }, "Attempts CSV"),
     " ",
     h("a", { class: "button small", id: "export-canvas", href: `${base}/canvas.csv${q}`, download: "" }, "Canvas CSV"),
+    " ",
+    h("a", { class: "button small", id: "export-statistics", href: `${base}/statistics.csv${q}`, download: "" }, "Statistics CSV"),
   );
 }
 
@@ -465,7 +557,7 @@ function regradeBox() {
 async function loadInsight() {
   const panel = document.getElementById("insight");
   try {
-    const { data } = await api(`${base}/insight${query()}`);
+    const [{ data }] = await Promise.all([api(`${base}/insight${query()}`), loadHints()]);
     fill(panel, insightPanel(data));
   } catch (err) {
     fill(panel, h("p", { class: "note tone-bad" }, describeError(err)));

@@ -266,7 +266,7 @@ async function follow(id, mode, code = null) {
   return sub;
 }
 
-async function grade(mode) {
+async function grade(mode, force = false) {
   if (busy) return;
   const code = editor.getCode();
   editor.clearMark();
@@ -278,7 +278,7 @@ async function grade(mode) {
     const url = assignmentBase ? `${assignmentBase}/problems/${encodeURIComponent(problemId)}/submissions` : `/api/problems/${encodeURIComponent(problemId)}/submissions`;
     const { data } = await api(url, {
       method: "POST",
-      body: { code, mode },
+      body: force ? { code, mode, force: true } : { code, mode },
     });
     recordSubmission(historyKey, { id: data.id, mode, status: data.status, submitted_at: new Date().toISOString(), code });
     renderHistory();
@@ -296,6 +296,14 @@ async function grade(mode) {
     stopProgress("Not graded");
     document.getElementById("progress").hidden = true;
     errorBox.textContent = describeError(err);
+    // The same code as an earlier graded attempt: nothing was spent; ask before spending one.
+    if (err.code === "identical_resubmission") {
+      setBusy(false);
+      if (window.confirm(`${err.message}.\n\nSpend a graded attempt on the same code anyway?`)) {
+        errorBox.textContent = "";
+        await grade(mode, true);
+      }
+    }
   } finally {
     setBusy(false);
     if (assignmentId) refreshAssignment();
