@@ -54,7 +54,7 @@ install-test: $(STAMP_TEST)
 
 $(STAMP_TEST): $(STAMP) client/pyproject.toml
 	@$(MAKE) --no-print-directory deb-packages DEB_PACKAGES='$(TEST_DEB_PACKAGES)'
-	$(BIN)/pip install --quiet -e '.[test]' -e ./client
+	$(BIN)/pip install --quiet -e '.[test,torch]' -e ./client
 	touch $(STAMP_TEST)
 
 deb-packages:
