@@ -594,8 +594,9 @@ class ForkServerSandbox:
 
 def _cgroup_limits(limits: Limits) -> tuple[int, int]:
     """(memory bytes, tasks) of a run's cgroup: the run's own processes plus its supervisor."""
-    memory = limits.memory_mb + limits.runtime_mb + CGROUP_OVERHEAD_MB
-    return memory * 1024 * 1024, limits.max_processes + RUN_TASKS
+    # Not ``runtime_mb``: what the zygote imported (torch) was charged to the zygote's cgroup and
+    # is shared, not copied, by its runs; only their address space counts it (the rlimits).
+    return (limits.memory_mb + CGROUP_OVERHEAD_MB) * 1024 * 1024, limits.max_processes + RUN_TASKS
 
 
 def _go(limits: Limits) -> bytes:

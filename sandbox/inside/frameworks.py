@@ -18,6 +18,10 @@ FRAMEWORKS = ("numpy", "torch")
 # The error type a call of a forbidden API raises (and a hidden case may name: it says only that
 # the submission reached for an API the problem forbids, which the host words itself).
 FORBIDDEN_ERROR = "ForbiddenAPI"
+# Refused in every torch job: loading a native library of the run's own making (its /tmp is
+# writable). ctypes could load it too, where it runs under the same seccomp filter and
+# namespaces as Python; these are torch's documented doors to it and are closed by name.
+TORCH_ALWAYS_FORBIDDEN = ("torch.ops.load_library", "torch.classes.load_library")
 
 
 def import_torch() -> Any:

@@ -86,6 +86,8 @@ class Worker:
         # torch jobs: tensors in, arrays out (``frameworks``); bound before the submission loads.
         self.bridge = frameworks.TorchBridge(sup.torch) if sup.torch is not None else None
         self.forbidden = [str(n) for n in sup.job.get("forbidden") or ()]
+        if self.bridge is not None:
+            self.forbidden += frameworks.TORCH_ALWAYS_FORBIDDEN
         self.forbidden_calls: list[str] = []
 
     def send_json(self, obj: dict[str, Any], blob: bytes | None = None) -> None:
