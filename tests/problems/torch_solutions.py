@@ -84,3 +84,42 @@ SOLUTIONS = {
     "masked-attention": MASKED,
     "softmax-backward": SOFTMAX_BACKWARD,
 }
+
+# Single faults in PyTorch's habits: (problem, what changes in its solution, the fault code the
+# diagnosis must name). Each is one edit of the correct solution above.
+HABITS = [
+    # nn.Linear's convention: the weight applied transposed (x @ W.T).
+    (
+        "multi-head-attention",
+        ("(Q @ W_q)", "(Q @ W_q.T)", "(K @ W_k)", "(K @ W_k.T)", "(V @ W_v)", "(V @ W_v.T)"),
+        "weights-transposed",
+    ),
+    # F.softmax over the wrong dim.
+    ("multi-head-attention", ("torch.softmax(scores, dim=-1)", "torch.softmax(scores, dim=-2)"),
+     "softmax-wrong-axis"),
+    # masked_fill with the mask's meaning inverted.
+    ("masked-attention", ("masked_fill(mask,", "masked_fill(~mask,"), "mask-inverted"),
+    # torch.triu's diagonal one too low: each query blocks itself.
+    ("causal-attention", ("triu(diagonal=n_k - n_q + 1)", "triu(diagonal=n_k - n_q)"),
+     "diagonal-blocked"),
+    # float32 made by torch.tensor(...) without a dtype: every product in single precision.
+    (
+        "multi-head-attention",
+        (
+            "    d_k = d_model // num_heads\n",
+            "    d_k = d_model // num_heads\n"
+            "    Q, K, V, W_q, W_k, W_v, W_o = (\n"
+            "        torch.tensor(t.tolist()) for t in (Q, K, V, W_q, W_k, W_v, W_o)\n"
+            "    )\n",
+        ),
+        "low-precision",
+    ),
+]  # fmt: skip
+
+
+def with_habit(problem_id: str, edits: tuple[str, ...]) -> str:
+    code = SOLUTIONS[problem_id]
+    for old, new in zip(edits[::2], edits[1::2], strict=True):
+        assert old in code, old
+        code = code.replace(old, new)
+    return code
