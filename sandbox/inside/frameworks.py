@@ -143,7 +143,7 @@ def _stand_in(name: str, original: Any, record: list[str]) -> Any:
         def new(cls: Any, *args: Any, **kwargs: Any) -> Any:
             refuse()
 
-        def init_subclass(cls: Any, **kwargs: Any) -> None:
+        def init_subclass(cls: Any, /, **kwargs: Any) -> None:
             refuse()
 
         return type(
