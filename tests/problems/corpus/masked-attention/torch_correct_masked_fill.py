@@ -2,7 +2,6 @@
 # PyTorch, written as a PyTorch course would: masked_fill with the blocked positions, F.softmax.
 import math
 
-import torch
 import torch.nn.functional as F
 
 
