@@ -22,6 +22,7 @@ bench: install-test
 	$(BIN)/python -c 'import matplotlib' 2>/dev/null || $(BIN)/pip install --quiet -e '.[bench]'
 	$(BIN)/python bench/run.py $(if $(PROBLEM),--problem $(PROBLEM))
 	$(if $(PROBLEM),,$(BIN)/python bench/problems.py)
+	$(if $(PROBLEM),,$(BIN)/python bench/torch_vs_numpy.py)
 
 # A 300-student class submitting around a deadline, twice on fresh servers: due in ten minutes
 # (then the gradebook API and page timed), and due 3 s into the burst; on-time refused or stored
