@@ -22,6 +22,7 @@ bench: install-test
 	$(BIN)/python -c 'import matplotlib' 2>/dev/null || $(BIN)/pip install --quiet -e '.[bench]'
 	$(BIN)/python bench/run.py $(if $(PROBLEM),--problem $(PROBLEM))
 	$(if $(PROBLEM),,$(BIN)/python bench/problems.py)
+	$(if $(PROBLEM),,$(BIN)/python bench/torch_vs_numpy.py)
 
 # A 300-student class submitting around a deadline, twice on fresh servers: due in ten minutes
 # (then the gradebook API and page timed), and due 3 s into the burst; on-time refused or stored
@@ -54,7 +55,7 @@ install-test: $(STAMP_TEST)
 
 $(STAMP_TEST): $(STAMP) client/pyproject.toml
 	@$(MAKE) --no-print-directory deb-packages DEB_PACKAGES='$(TEST_DEB_PACKAGES)'
-	$(BIN)/pip install --quiet -e '.[test]' -e ./client
+	$(BIN)/pip install --quiet -e '.[test,torch]' -e ./client
 	touch $(STAMP_TEST)
 
 deb-packages:

@@ -30,6 +30,12 @@ class Limits(BaseModel):
     file_bytes: int = Field(default=16 * 1024 * 1024, ge=0, description="largest file it may write")
     tmpfs_mb: int = Field(default=16, ge=1)
     result_bytes: int = Field(default=64 * 1024 * 1024, description="cap on all returned arrays")
+    runtime_mb: int = Field(
+        default=0,
+        ge=0,
+        description="address space and memory of the runtime itself (torch's libraries, mapped "
+        "whatever the submission does), added to the run's memory limit: not the submission's",
+    )
     input_bytes: int = Field(
         default=64 * 1024 * 1024,
         ge=4096,
@@ -63,6 +69,11 @@ class RunRequest(BaseModel):
     # then the process must not have seen a hidden input.
     cases: list[CaseArgs]
     limits: Limits = Limits()
+    # What the function is handed and may return: numpy arrays, or torch tensors (converted to
+    # arrays inside the sandbox; everything outside stays numpy).
+    framework: Literal["numpy", "torch"] = "numpy"
+    # Dotted names of APIs the submission may not call (``sandbox/inside/frameworks.forbid``).
+    forbidden: list[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_.]*$")]] = []
 
     @model_validator(mode="after")
     def _public_cases_first(self) -> RunRequest:

@@ -70,6 +70,10 @@ def encode_job(request: RunRequest) -> bytes:
     }
     if request.outputs is not None:
         header["outputs"] = request.outputs
+    if request.framework != "numpy":
+        header["framework"] = request.framework
+    if request.forbidden:
+        header["forbidden"] = list(request.forbidden)
     parts = [*_frame(JSON_KIND, _json(header))]
     for spec, inputs in sections:
         parts += [*_frame(JSON_KIND, spec), *_frame(BLOB_KIND, inputs)]

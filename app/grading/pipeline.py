@@ -15,7 +15,10 @@ from app.grading.loadfailure import load_failure
 from app.grading.schemas import CaseReport, Diagnosis, GradeReport, PublicView, RequirementResult
 from app.grading.verdicts import Verdict
 from app.problems.cases import Inputs, TestCase
+from app.problems.frameworks import framework_for
 from app.problems.loader import Problem
+from sandbox.backends.runtime import TORCH_RUNTIME_MB
+from sandbox.inside.frameworks import FORBIDDEN_ERROR
 from sandbox.protocol import (
     ArgValue,
     CaseArgs,
@@ -28,15 +31,24 @@ from sandbox.protocol import (
 from sandbox.wire import case_need
 
 
-def build_request(problem: Problem, code: str, cases: Sequence[TestCase]) -> RunRequest:
+def build_request(
+    problem: Problem, code: str, cases: Sequence[TestCase], framework: str | None = None
+) -> RunRequest:
+    """``framework``: the one the student chose; by default the one the code's imports show."""
     spec = problem.spec
+    chosen = framework_for(problem.frameworks, code, framework)
+    limits = run_limits(problem)
+    if chosen == "torch":
+        limits = limits.model_copy(update={"runtime_mb": TORCH_RUNTIME_MB})
     return RunRequest(
         code=code,
         function_name=spec.function_name,
         param_names=[p.name for p in spec.params],
         outputs=len(spec.outputs) if spec.multiple_outputs else None,
         cases=list(calls_of(problem, cases, lambda: _calls(problem, cases))),
-        limits=run_limits(problem),
+        limits=limits,
+        framework="torch" if chosen == "torch" else "numpy",
+        forbidden=list(getattr(spec.forbidden, chosen)),
     )
 
 
@@ -99,6 +111,7 @@ def grade_submission(
     cases: Sequence[TestCase] | None = None,
     public_only: bool = False,
     raw_timings: dict[str, float] | None = None,
+    framework: str | None = None,
 ) -> GradeReport:
     """``cases`` defaults to the folder's public examples plus its hidden cases, or with
     ``public_only`` to the examples alone (the grader passes the current test set's cases itself,
@@ -108,14 +121,36 @@ def grade_submission(
     start = time.perf_counter()
     if cases is None:
         cases = problem.examples if public_only else problem.examples + problem.hidden
-    run = sandbox.run(build_request(problem, code, cases))
+    request = build_request(problem, code, cases, framework)
+    run = sandbox.run(request)
     ran = time.perf_counter()
     report = grade_run(problem, cases, run)
+    report.framework = request.framework
+    forbidden = forbidden_text(request, run)
+    if forbidden is not None:
+        report.error = forbidden
     timings = {"sandbox": ran - start, **report.timings, "total": time.perf_counter() - start}
     if raw_timings is not None:
         raw_timings.update(timings)
     report.timings = {k: rounded(v, RUN_SECONDS_STEP) for k, v in timings.items()}
     return report
+
+
+def forbidden_text(request: RunRequest, run: RunResult) -> str | None:
+    """What a submission that called a forbidden API is told: worded here, from the problem's
+    own list (a public case names the API it hit; a hidden case only that it hit one)."""
+    hits = [o for o in run.cases if o.error is not None and o.error.type == FORBIDDEN_ERROR]
+    if not hits:
+        return None
+    named = [
+        n
+        for o in hits
+        for n in request.forbidden
+        if o.error and o.error.message.startswith(n + " ")
+    ]
+    if named:
+        return f"Your code calls {named[0]}, which this problem forbids: write it yourself."
+    return "Your code calls an API this problem forbids: " + ", ".join(request.forbidden) + "."
 
 
 def grade_run(problem: Problem, cases: Sequence[TestCase], run: RunResult) -> GradeReport:

@@ -99,6 +99,8 @@ class PublicView(BaseModel):
 class GradeReport(BaseModel):
     verdict: Verdict
     score: float = Field(ge=0.0, le=1.0)
+    # What the submission was graded as ("numpy" or "torch": its inputs and outputs' type).
+    framework: str = "numpy"
     requirements: list[RequirementResult]
     diagnoses: list[Diagnosis]
     tests: list[CaseReport]

@@ -4,7 +4,8 @@ A problem folder holds:
 
 - ``problem.toml``  the spec (see ``app.problems.spec.ProblemSpec``);
 - ``statement.md``  markdown with ``$...$`` math, served to students;
-- ``starter.py``    the code the editor opens with;
+- ``starter.py``    the code the editor opens with (NumPy), and ``starter_torch.py`` when
+  ``frameworks`` lists "torch";
 - ``reference.py``  the trusted solution: never served, never sent into a sandbox;
 - ``cases.py``      ``public_examples()``, ``hidden_cases(rng)`` and optionally two hooks:
   ``check_case(inputs, dims)`` for constraints the signature cannot express, and
@@ -20,7 +21,7 @@ import hashlib
 import importlib.util
 import tomllib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -46,6 +47,7 @@ from app.problems.errormodel import (
     no_properties,
     read_error_model,
 )
+from app.problems.frameworks import framework_installed
 from app.problems.hooks import (
     CaseCheck,
     WarningHook,
@@ -92,10 +94,17 @@ class Problem:
     # The folder's contents (sha256 over every file): what is derived from the folder once per
     # process (the fault table, start-up vetting) is kept under it. "" without a folder.
     fingerprint: str = ""
+    # The editor's starter per framework the folder offers ("numpy" is ``starter_code``).
+    starters: dict[str, str] = field(default_factory=dict)
 
     @property
     def id(self) -> str:
         return self.spec.id
+
+    @property
+    def frameworks(self) -> tuple[str, ...]:
+        """The frameworks a submission may use here: the folder's, those this host runs."""
+        return tuple(f for f in self.spec.frameworks if f == "numpy" or framework_installed(f))
 
     def validate_inputs(self, inputs: Inputs) -> Dims:
         """Signature check plus the problem's own constraints; raises ``InvalidCase``."""
@@ -245,6 +254,7 @@ def load_problem(directory: Path) -> Problem:
         fingerprint=folder_fingerprint(directory),
         statement_markdown=(directory / "statement.md").read_text(encoding="utf-8"),
         starter_code=(directory / "starter.py").read_text(encoding="utf-8"),
+        starters=_starters(directory, spec),
         reference=reference,
         check_case=_hook(cases_path, cases_module, "check_case", no_check),
         warnings_hook=_hook(cases_path, cases_module, "case_warnings", no_warnings),
@@ -285,6 +295,18 @@ def load_problem(directory: Path) -> Problem:
         diagnostics=diagnostics,
         hidden_from_seed=hidden_from_seed,
     )
+
+
+def _starters(directory: Path, spec: ProblemSpec) -> dict[str, str]:
+    starters = {"numpy": (directory / "starter.py").read_text(encoding="utf-8")}
+    for framework in spec.frameworks:
+        if framework == "numpy":
+            continue
+        path = directory / f"starter_{framework}.py"
+        if not path.is_file():
+            raise ProblemLoadError(path, f"missing: frameworks lists {framework!r}", "frameworks")
+        starters[framework] = path.read_text(encoding="utf-8")
+    return starters
 
 
 def _hook(path: Path, module: ModuleType, name: str, default: Any) -> Any:

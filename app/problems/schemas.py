@@ -58,6 +58,10 @@ class ProblemDetail(BaseModel):
     summary: str
     statement_markdown: str
     starter_code: str
+    # The starter per framework this problem offers on this host ("numpy" always, "torch" where
+    # the folder has one and torch is installed): the editor's framework switch. A submission is
+    # graded in the framework its imports show.
+    starters: dict[str, str] = {}
     function_name: str
     signature: str
     params: list[ParamOut]
@@ -108,6 +112,7 @@ def detail_out(problem: Problem) -> ProblemDetail:
         summary=s.summary,
         statement_markdown=problem.statement_markdown,
         starter_code=problem.starter_code,
+        starters={f: problem.starters.get(f, problem.starter_code) for f in problem.frameworks},
         function_name=s.function_name,
         signature=s.signature,
         params=[param_out(p) for p in s.params],

@@ -137,6 +137,21 @@ class Returns(StrictModel):
         return self.dtype != "float64"
 
 
+Framework = Literal["numpy", "torch"]
+DottedName = Annotated[
+    str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$")
+]
+
+
+class Forbidden(StrictModel):
+    """APIs a submission may not call, per framework, as dotted names
+    (``torch.nn.functional.scaled_dot_product_attention``): each would be the whole answer.
+    Enforced inside the sandbox at run time (``sandbox/inside/frameworks.forbid``)."""
+
+    numpy: list[DottedName] = []
+    torch: list[DottedName] = []
+
+
 class ProblemSpec(StrictModel):
     id: Slug
     title: str = Field(min_length=1, max_length=120)
@@ -148,9 +163,18 @@ class ProblemSpec(StrictModel):
     limits: ProblemLimits = ProblemLimits()
     tolerance: Tolerance = Tolerance()
     requirements: list[Requirement] = Field(min_length=1)
+    # What a submission may be written in: NumPy always; "torch" with a ``starter_torch.py``.
+    frameworks: list[Framework] = ["numpy"]
+    forbidden: Forbidden = Forbidden()
     seed: int = 0
     # Symbolic dimensions that may be 1 without the instructor being warned (e.g. "batch").
     unit_dims_ok: list[Identifier] = []
+
+    @model_validator(mode="after")
+    def _numpy_always(self) -> ProblemSpec:
+        if "numpy" not in self.frameworks or len(set(self.frameworks)) != len(self.frameworks):
+            raise ValueError("frameworks: lists numpy (always offered), each framework once")
+        return self
 
     @model_validator(mode="after")
     def _unique_names(self) -> ProblemSpec:

@@ -161,7 +161,7 @@ class BwrapSandbox:
             )
         cg = (
             cgroup.RunCgroup.create(
-                (limits.memory_mb + CGROUP_OVERHEAD_MB) * 1024 * 1024,
+                (limits.memory_mb + limits.runtime_mb + CGROUP_OVERHEAD_MB) * 1024 * 1024,
                 limits.max_processes + LAUNCHER_TASKS,
                 run_id,
                 self.cgroup_parent,

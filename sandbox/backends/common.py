@@ -60,7 +60,7 @@ def rlimits(limits: Limits) -> list[tuple[int, tuple[int, int]]]:
     cpu = max(1, int(limits.cpu_seconds + 0.999))
     # The shared region is mapped at its full size whatever the cases hold (``encode_job``):
     # its address space is the grader's, not taken from the submission's.
-    memory = limits.memory_mb * 1024 * 1024 + limits.input_bytes
+    memory = (limits.memory_mb + limits.runtime_mb) * 1024 * 1024 + limits.input_bytes
     return [
         (resource.RLIMIT_CPU, (cpu, cpu + 1)),
         (resource.RLIMIT_AS, (memory, memory)),

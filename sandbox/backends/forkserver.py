@@ -53,7 +53,7 @@ from sandbox.backends.common import (
     read_streams,
     rlimits,
 )
-from sandbox.backends.runtime import ENTRY
+from sandbox.backends.runtime import ENTRY, TORCH_RUNTIME_MB
 from sandbox.inside.zygote import GO
 from sandbox.protocol import Limits, RunRequest, RunResult
 from sandbox.wire import encode_job, stream_cap
@@ -138,8 +138,13 @@ class _Primed:
 
 
 class ForkServerSandbox:
-    def __init__(self, inner: BwrapSandbox, spares: int = DEFAULT_SPARES) -> None:
+    def __init__(
+        self, inner: BwrapSandbox, spares: int = DEFAULT_SPARES, preload_torch: bool | None = None
+    ) -> None:
         self.inner = inner
+        # The zygote imports torch too where it is in the runtime (unless told not to): every run
+        # forked from it then has torch's libraries mapped, and its limits allow for them.
+        self.preload_torch = inner.runtime.has_torch if preload_torch is None else preload_torch
         self.spares = max(0, spares)
         self.name = inner.name
         self._lock = threading.Lock()  # guards the zygote and its control socket
@@ -215,6 +220,8 @@ class ForkServerSandbox:
         # The same package and command as a cold run's, told to serve as the zygote.
         argv.insert(argv.index(ENTRY) + 1, "zygote")
         early, late = filter_fds
+        if self.preload_torch:
+            argv.append("--preload-torch")
         return [*argv, "--control", str(control_fd), "--filter", str(early), "--late", str(late)]
 
     def _start_zygote(self) -> _Zygote | None:
@@ -435,6 +442,9 @@ class ForkServerSandbox:
     # ------------------------------------------------------------------ one run
 
     def run(self, request: RunRequest) -> RunResult:
+        if self.preload_torch and request.limits.runtime_mb < TORCH_RUNTIME_MB:
+            limits = request.limits.model_copy(update={"runtime_mb": TORCH_RUNTIME_MB})
+            request = request.model_copy(update={"limits": limits})
         try:
             result = self._run_forked(request)
         except ZygoteGone:
@@ -605,6 +615,8 @@ class ForkServerSandbox:
 
 def _cgroup_limits(limits: Limits) -> tuple[int, int]:
     """(memory bytes, tasks) of a run's cgroup: the run's own processes plus its supervisor."""
+    # Not ``runtime_mb``: what the zygote imported (torch) was charged to the zygote's cgroup and
+    # is shared, not copied, by its runs; only their address space counts it (the rlimits).
     return (limits.memory_mb + CGROUP_OVERHEAD_MB) * 1024 * 1024, limits.max_processes + RUN_TASKS
 
 

@@ -3,6 +3,7 @@ host, and how a backend starts that package inside."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 import sysconfig
@@ -34,6 +35,13 @@ class PythonRuntime:
     stdlib: Path  # lib/pythonX.Y
     numpy_dir: Path  # the numpy package directory
     numpy_libs: Path | None  # numpy.libs (bundled BLAS) beside it, for wheels that have one
+    # PyTorch's package directory where the optional extra is installed (``torch``), else None;
+    # with it the few modules ``import torch`` needs beside it (``TORCH_COMPANIONS``).
+    torch_dir: Path | None = None
+
+    @property
+    def has_torch(self) -> bool:
+        return self.torch_dir is not None
 
     @property
     def site_packages(self) -> Path:
@@ -43,6 +51,26 @@ class PythonRuntime:
 def default_python() -> Path:
     """The real path of the interpreter behind this venv."""
     return Path(os.path.realpath(getattr(sys, "_base_executable", sys.executable)))
+
+
+# What a process with torch imported has mapped before any submission runs, measured in a run
+# forked from a zygote with and without torch: 485 MiB of address space more (662 MB against
+# 165 MB). Added to a torch run's limits (``Limits.runtime_mb``) as the runtime's, not the
+# submission's, with a little room; no more, or a run forked from a torch zygote would get more
+# address space for its own data than ``memory_mb`` says.
+TORCH_RUNTIME_MB = 496
+# What ``import torch`` imports from site-packages besides torch itself (sympy, networkx, jinja2
+# and fsspec are imported only by torch.compile, export and hub: left out, they stay closed).
+TORCH_COMPANIONS = ("torchgen", "typing_extensions.py")
+
+
+def find_torch() -> Path | None:
+    """torch's package directory in this interpreter's site-packages, found without importing it
+    (that takes seconds); None where the extra is not installed."""
+    spec = importlib.util.find_spec("torch")
+    if spec is None or spec.origin is None:
+        return None
+    return Path(spec.origin).resolve().parent
 
 
 @lru_cache
@@ -64,4 +92,5 @@ def discover(python: Path | None = None) -> PythonRuntime:
         stdlib=stdlib,
         numpy_dir=numpy_dir,
         numpy_libs=libs if libs.is_dir() else None,
+        torch_dir=find_torch(),
     )

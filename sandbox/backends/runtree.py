@@ -37,7 +37,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from sandbox.backends.runtime import INSIDE_MOUNT, INSIDE_PACKAGE, PythonRuntime
+from sandbox.backends.runtime import (
+    INSIDE_MOUNT,
+    INSIDE_PACKAGE,
+    TORCH_COMPANIONS,
+    PythonRuntime,
+)
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +54,12 @@ STDLIB_SKIP = frozenset(
      "dist-packages"}
 )  # fmt: skip
 DYNLOAD_SKIP = ("_tkinter", "_test", "_xxtestfuzz", "xxlimited", "_ctypes_test")
+# Parts of torch no run needs or may have (``_torch_skip``).
+TORCH_SKIP = frozenset({"include", "test", "bin", "share", "_inductor"})
+TORCH_SHM_MANAGER = f"{SITE}/torch/bin/torch_shm_manager"
+TORCH_LIB_SKIP = (
+    "libjitbackend_test", "libtorchbind_test", "libbackend_with_compiler", "libaoti_custom_ops"
+)  # fmt: skip
 # glibc dlopens these by name (pthread_cancel and unwinding need libgcc_s); no ELF names them.
 DLOPENED = ("libgcc_s.so.1",)
 # Mount points inside the tree for what bwrap mounts over it.
@@ -147,6 +158,14 @@ def _sources(rt: PythonRuntime) -> Iterator[tuple[str, Path]]:
     yield from _walk(rt.numpy_dir, f"{SITE}/numpy", _numpy_skip)
     if rt.numpy_libs is not None:
         yield from _walk(rt.numpy_libs, f"{SITE}/numpy.libs", lambda rel: False)
+    if rt.torch_dir is not None:
+        yield from _walk(rt.torch_dir, f"{SITE}/torch", _torch_skip)
+        for name in TORCH_COMPANIONS:
+            src = rt.torch_dir.parent / name
+            if src.is_dir():
+                yield from _walk(src, f"{SITE}/{name}", lambda rel: False)
+            elif src.is_file():
+                yield f"{SITE}/{name}", src
     yield from _walk(INSIDE_PACKAGE, INSIDE_MOUNT, lambda rel: False)
 
 
@@ -159,6 +178,18 @@ def _stdlib_skip(rel: str) -> bool:
 
 def _numpy_skip(rel: str) -> bool:
     return "tests" in rel.split("/")  # numpy's own test suites (17 MB)
+
+
+def _torch_skip(rel: str) -> bool:
+    """torch without what no run needs and what would be a way out: its C++ headers (with no
+    compiler in the tree, ``cpp_extension`` and ``torch.compile`` have nothing to build with
+    anyway), its test suites and test libraries, its executables, and the inductor, the code
+    generator ``torch.compile`` runs (so it fails at import, never writing a cache)."""
+    top = rel.split("/", 1)[0]
+    if top in TORCH_SKIP:
+        return True
+    name = rel.rsplit("/", 1)[-1]
+    return rel.startswith("lib/") and (name.endswith(".a") or name.startswith(TORCH_LIB_SKIP))
 
 
 def _walk(top: Path, dest: str, skip: Callable[[str], bool]) -> Iterator[tuple[str, Path]]:
@@ -229,11 +260,19 @@ def _populate(rt: PythonRuntime, tree: Path) -> None:
         if _is_elf(src):
             elves.append(src)
     _mkdirs(tree, str(rt.stdlib / "site-packages"))  # the interpreter's own packages: none
+    if rt.torch_dir is not None:
+        # ``import torch`` insists that its shared-memory manager exists; an empty file that
+        # cannot run stands in for it, so tensors shared between processes have no manager.
+        _mkdirs(tree, TORCH_SHM_MANAGER.rsplit("/", 1)[0])
+        (tree / TORCH_SHM_MANAGER.lstrip("/")).write_bytes(b"")
+        os.chmod(tree / TORCH_SHM_MANAGER.lstrip("/"), 0o444)
     for link, target in _top_symlinks():
         os.symlink(target, tree / link.lstrip("/"))
-    # Already in the tree, found through their RPATH: libpython, numpy.libs.
+    # Already in the tree, found through their RPATH: libpython, numpy.libs, torch/lib.
     own = {os.path.realpath(p) for p in (rt.prefix / "lib").glob("libpython3*.so*")}
-    own_dirs = tuple(os.path.realpath(p) + "/" for p in (rt.numpy_dir, rt.numpy_libs) if p)
+    own_dirs = tuple(
+        os.path.realpath(p) + "/" for p in (rt.numpy_dir, rt.numpy_libs, rt.torch_dir) if p
+    )
     for lib in sorted(set(_dependencies(elves)) | set(_dlopened())):
         real = os.path.realpath(lib)
         if real not in own and not real.startswith(own_dirs):

@@ -37,7 +37,8 @@ HIDDEN_EXCEPTION_NAMES = frozenset(
 )
 # What a hidden case's error may say: one of these, nothing more (``InvalidOutput``: the result
 # was not what the job asks for).
-HIDDEN_ERROR_TYPES = HIDDEN_EXCEPTION_NAMES | {"InvalidOutput"}
+# ``ForbiddenAPI``: it called an API the problem forbids (``frameworks.forbid``).
+HIDDEN_ERROR_TYPES = HIDDEN_EXCEPTION_NAMES | {"InvalidOutput", "ForbiddenAPI"}
 
 
 def type_name(obj: Any) -> str:

@@ -128,15 +128,19 @@ def main(argv: list[str]) -> int:
     os._exit(0)
 
 
-def preload() -> None:
-    """Import what a job needs before the job arrives: a pooled runner waits warm."""
+def preload(torch: bool = False) -> None:
+    """Import what a job needs before the job arrives: a pooled runner waits warm. ``torch``:
+    PyTorch too (the fork server's zygote, where torch problems are offered)."""
     import linecache  # noqa: F401
     import traceback  # noqa: F401
     import types  # noqa: F401
 
     import numpy  # noqa: F401
 
-    from . import nochannels, supervisor, worker
+    from . import frameworks, nochannels, supervisor, worker
+
+    if torch:
+        frameworks.import_torch()
 
     supervisor.bind_libc()
     nochannels.prepare()

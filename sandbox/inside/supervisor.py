@@ -45,6 +45,7 @@ import struct
 import time
 from typing import Any
 
+from . import frameworks
 from .errors import MAX_MESSAGE, clean_error, error_category
 from .framing import (
     BLOB_KIND,
@@ -84,6 +85,8 @@ class Supervisor:
         self.np = np
         self.reader = reader
         self.job = header
+        # A torch job's tensors (``frameworks``): torch too is imported before the fork.
+        self.torch = frameworks.import_torch() if header.get("framework") == "torch" else None
         self.param_names = [str(p) for p in header["param_names"]]
         limits = header["limits"]
         self.output_cap = int(limits["output_bytes"])

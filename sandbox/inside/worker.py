@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from . import nochannels
+from . import frameworks, nochannels
 from .errors import SUBMISSION_FILENAME, describe, type_name
 from .fds import FALLBACK_BOUND
 from .framing import (
@@ -83,6 +83,12 @@ class Worker:
         self.exit = os._exit
         self.pid = os.getpid()
         self.shape_of = self.ndarray.shape.__get__
+        # torch jobs: tensors in, arrays out (``frameworks``); bound before the submission loads.
+        self.bridge = frameworks.TorchBridge(sup.torch) if sup.torch is not None else None
+        self.forbidden = [str(n) for n in sup.job.get("forbidden") or ()]
+        if self.bridge is not None:
+            self.forbidden += frameworks.TORCH_ALWAYS_FORBIDDEN
+        self.forbidden_calls: list[str] = []
 
     def send_json(self, obj: dict[str, Any], blob: bytes | None = None) -> None:
         """Queue a message. It leaves with the next case's start, or when the worker is done:
@@ -126,6 +132,7 @@ class Worker:
     def run(self) -> None:
         # From here on the process makes no new pipe, socket or shared memory (``nochannels``).
         nochannels.install()
+        frameworks.forbid(self.forbidden, self.forbidden_calls)
         fn = self.load()
         if fn is not None:
             for index in range(self.total):
@@ -150,12 +157,13 @@ class Worker:
                 layout = self.layout(spec, self.inputs_base(length))
             values: list[Any] = []
             arrays: list[tuple[str, Any, tuple[int, ...]]] = []
+            bridge = self.bridge
             for name, value, dtype, shape, offset in layout:
                 if dtype is None:
                     values.append(value)
                 else:
                     view = ndarray(shape, dtype=dtype, buffer=region, offset=offset)
-                    values.append(view)
+                    values.append(view if bridge is None else bridge.tensor(view))
                     arrays.append((name, view, shape))
             return values, arrays
         except Exception:
@@ -276,6 +284,14 @@ class Worker:
         except BaseException as exc:
             error = describe(exc)
         self.forked_copy_exits()
+        if self.forbidden_calls:
+            # Reported even when the submission caught the stand-in's exception.
+            name = self.forbidden_calls[0]
+            error = {
+                "type": frameworks.FORBIDDEN_ERROR,
+                "message": f"{name} is forbidden in this problem",
+                "traceback": "",
+            }
         shape_of = self.shape_of
         mutated = [name for name, view, shape in arrays if shape_of(view) != shape]
         header: dict[str, Any] = {
@@ -312,13 +328,20 @@ class Worker:
         return {"parts": metas}, b"".join(blobs)
 
     def convert_array(self, result: Any, cap: int) -> tuple[dict[str, Any], bytes]:
+        bridge = self.bridge
+        if bridge is not None and bridge.is_tensor(result):
+            try:
+                result = bridge.to_array(result)
+            except Exception as exc:
+                raise BadOutput(str(exc)[:500]) from None
         if type(result) is not self.ndarray:
             if isinstance(result, self.ndarray):
                 raise BadOutput(
                     f"returned a {type_name(result)}, a subclass of numpy.ndarray; "
                     "return a plain numpy.ndarray (np.asarray(x))"
                 )
-            raise BadOutput(f"returned {type_name(result)}; expected a numpy.ndarray")
+            expected = "a numpy.ndarray" if bridge is None else "a torch.Tensor"
+            raise BadOutput(f"returned {type_name(result)}; expected {expected}")
         dtype = result.dtype
         if dtype.kind not in NUMERIC_KINDS or dtype.hasobject or dtype.fields is not None:
             raise BadOutput(f"returned an array of dtype {dtype}; expected a numeric dtype")

@@ -365,6 +365,7 @@ def serve(control: socket.socket, bpf: tuple[bytes, bytes]) -> None:
 
 def main(argv: list[str]) -> int:
     control_fd = filter_fd = late_fd = -1
+    torch = "--preload-torch" in argv
     for i, arg in enumerate(argv[:-1]):
         if arg == "--sys-path":
             sys.path.insert(0, argv[i + 1])
@@ -381,7 +382,7 @@ def main(argv: list[str]) -> int:
 
     runner.pin_login_uid()  # once: every run inherits it
     runner.one_blas_thread()
-    runner.preload()
+    runner.preload(torch=torch)
     import io  # noqa: F401  (everything the children use is imported once, here)
     import mmap  # noqa: F401
     import select  # noqa: F401

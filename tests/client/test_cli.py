@@ -10,7 +10,9 @@ import numpy as np
 import pytest
 from tensorjudge_client import view
 
+from sandbox.backends.runtime import find_torch
 from tests.client.conftest import PROBLEM, Grader, tj
+from tests.problems.torch_solutions import SOLUTIONS
 from tests.support.codes import CORRECT, WRONG
 from tests.support.services import free_port
 
@@ -277,3 +279,20 @@ def test_submissions_list_and_regrade_with_a_real_token(grader: Grader, tmp_path
     # --course asks the course's list (no such course here).
     course = tj("submissions", "list", "--course", "999", url=grader.url, token=grader.token)
     assert course.returncode == 3 and "no course 999" in course.stderr
+
+
+@pytest.mark.skipif(find_torch() is None, reason="the torch extra is not installed")
+def test_start_writes_the_torch_starter_and_a_torch_file_is_graded_as_torch(
+    grader: Grader, tmp_path: Path
+):
+    started = tj("start", PROBLEM, "--framework", "torch", url=grader.url, cwd=tmp_path)
+    assert started.returncode == 0, started.stderr
+    target = tmp_path / "multi_head_attention.py"
+    starter = target.read_text()
+    assert starter.startswith("import torch\n") and "def multi_head_attention(" in starter
+
+    target.write_text(SOLUTIONS[PROBLEM])  # nothing says torch but the file's imports
+    graded = tj("run", PROBLEM, str(target), "--json", url=grader.url)
+    assert graded.returncode == 0, graded.stdout + graded.stderr
+    body = json.loads(graded.stdout)
+    assert body["verdict"] == "accepted"

@@ -10,7 +10,9 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
+from sandbox.backends.runtime import find_torch
 from tests.client.conftest import PROBLEM, Grader
+from tests.problems.torch_solutions import SOLUTIONS
 from tests.support.codes import CORRECT, WRONG
 
 pytestmark = pytest.mark.timeout(300)
@@ -80,3 +82,22 @@ def test_notebook_submits_a_wrong_function_then_the_fix(grader: Grader):
     warned = "".join(o.get("text", "") for o in nb.cells[9].outputs if o.get("name") == "stderr")
     assert "MissingNamesWarning: multi_head_attention uses scale, which the grader" in warned
     assert " np," not in warned  # a module goes along as its import
+
+
+@pytest.mark.skipif(find_torch() is None, reason="the torch extra is not installed")
+def test_notebook_grades_a_torch_function_as_torch(grader: Grader):
+    # `import math, torch` in a cell of its own: the client carries the imports along, and the
+    # server reads the framework from them.
+    body = SOLUTIONS[PROBLEM].replace("import math\nimport torch\n", "")
+    assert "torch." in body and "import torch" not in body
+    cells = [
+        f"from tensorjudge_client import Judge\njudge = Judge({grader.url!r})",
+        "import math\nimport torch",
+        body,
+        f"graded = judge.submit({PROBLEM!r}, multi_head_attention)\n"
+        "print(graded.verdict, graded.raw['framework'])",
+    ]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    NotebookClient(nb, timeout=240, kernel_name="python3").execute()
+    printed = "".join(o.get("text", "") for o in nb.cells[3].outputs)
+    assert printed.split() == ["accepted", "torch"], nb.cells[3].outputs

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from sandbox.backends.bwrap import BwrapSandbox
-from sandbox.backends.runtime import INSIDE_MOUNT
+from sandbox.backends.runtime import INSIDE_MOUNT, find_torch
 from sandbox.protocol import Limits
 from tests.sandbox.helpers import (
     FAST,
@@ -73,7 +73,9 @@ def f(a, n):
     view = json.loads(result.stdout)
     allowed = {"dev", "proc", "tmp", "sandbox", "opt", "usr", "lib", "lib64", "root"}
     assert set(view["root"]) <= allowed
-    assert view["sandbox"] == {"site-packages": ["numpy", "numpy.libs"]}
+    # torch and the two modules ``import torch`` needs only where the torch extra is installed.
+    extra = ["torch", "torchgen", "typing_extensions.py"] if find_torch() is not None else []
+    assert view["sandbox"] == {"site-packages": ["numpy", "numpy.libs", *extra]}
     assert view["opt"] == {"tensorjudge": ["inside"]}  # the runner's package
     assert set(view["prefix"]) <= {"bin", "lib"}
     assert view["site"] == []  # the interpreter's own site-packages is hidden

@@ -143,7 +143,12 @@ class Cli:
         if target.exists() and not self.args.force:
             self.err.print(f"{target} exists; not overwritten (use --force to replace it)")
             return EXIT_REJECTED
-        target.write_text(problem.starter_code, encoding="utf-8")
+        starter = problem.starter(self.args.framework)
+        if starter is None:
+            self.err.print(f"{problem.title} is not offered in {self.args.framework} here")
+            return EXIT_REJECTED
+        # The server grades a file in the framework its imports show: nothing else to remember.
+        target.write_text(starter, encoding="utf-8")
         self.err.print(
             f"Wrote the starter code of {problem.title} to {target}. "
             f"Then: tj run {problem.id} {target}   /   tj submit {problem.id} {target}"
@@ -420,6 +425,12 @@ def build_parser() -> argparse.ArgumentParser:
     start.add_argument("problem", metavar="ID")
     start.add_argument("file", metavar="FILE", nargs="?", help="default: <id>.py")
     start.add_argument("--force", action="store_true", help="overwrite FILE if it exists")
+    start.add_argument(
+        "--framework",
+        choices=("numpy", "torch"),
+        default="numpy",
+        help="the starter's framework (a file is graded in the one its imports show)",
+    )
     for name, examples_only, text in (
         ("run", True, "grade FILE on the public examples only"),
         ("submit", False, "grade FILE on every test (exit 0 only when accepted)"),

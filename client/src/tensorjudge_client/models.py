@@ -195,6 +195,13 @@ class Problem(Record):
     def starter_code(self) -> str:
         return str(self.raw.get("starter_code", ""))
 
+    def starter(self, framework: str = "numpy") -> str | None:
+        """The starter written in ``framework`` ("numpy", "torch"), or None where the problem
+        (or its server) does not offer it. A server from before frameworks offers NumPy only."""
+        starters = self.raw.get("starters") or {"numpy": self.starter_code}
+        code = starters.get(framework) if isinstance(starters, dict) else None
+        return str(code) if code is not None else None
+
     @property
     def function_name(self) -> str | None:
         name = self.raw.get("function_name")

@@ -133,6 +133,7 @@ function workspaceColumn() {
       h("button", { type: "button", id: "run-examples", class: "button", onclick: () => grade("examples") }, "Run examples"),
       h("button", { type: "button", id: "submit", class: "button primary", onclick: () => grade("submit") }, "Submit"),
       h("button", { type: "button", id: "reset-code", class: "button subtle", onclick: resetCode }, "Reset to starter code"),
+      frameworkSwitch(),
       h("span", { id: "draft-status", class: "note" }),
     ),
     h(
@@ -162,6 +163,34 @@ function saveDraft(code) {
 function initialCode() {
   const draft = localStore.get(draftKey);
   return draft && typeof draft.code === "string" ? draft.code : problem.starter_code;
+}
+
+// The problem's starters by framework ("numpy" always; "torch" where the server offers it). A
+// submission is graded in the framework its imports show, so switching only swaps the starter.
+const FRAMEWORK_NAMES = { numpy: "NumPy", torch: "PyTorch" };
+
+function frameworkSwitch() {
+  const starters = problem.starters || {};
+  const names = Object.keys(starters);
+  if (names.length < 2) return null;
+  return h(
+    "label",
+    { class: "framework-switch" },
+    "Framework ",
+    h(
+      "select",
+      { id: "framework", onchange: (event) => switchFramework(event.target) },
+      ...names.map((name) => h("option", { value: name }, FRAMEWORK_NAMES[name] || name)),
+    ),
+  );
+}
+
+function switchFramework(select) {
+  const starter = (problem.starters || {})[select.value];
+  if (typeof starter !== "string") return;
+  if (!window.confirm(`Replace your code with the ${FRAMEWORK_NAMES[select.value] || select.value} starter code? Your draft will be lost.`)) return;
+  editor.setCode(starter);
+  editor.focus();
 }
 
 function resetCode() {

@@ -1,0 +1,99 @@
+"""A PyTorch grading against a NumPy grading of the same problem, side by side in one run:
+
+    .venv/bin/python bench/torch_vs_numpy.py [--rounds 9]
+
+On the bwrap fork server (its zygote preloads torch), for each attention problem: the p50 of
+grading the NumPy reference and a correct PyTorch solution (tests/problems/torch_solutions.py),
+alternated round by round so both see the same load; then the zygote's memory (Rss, Pss) with
+and without torch preloaded. Writes bench/results/torch.json. Skips when torch is not installed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from app.grading.pipeline import grade_submission  # noqa: E402
+from app.problems.loader import load_problems  # noqa: E402
+from sandbox.backends.bwrap import BwrapSandbox  # noqa: E402
+from sandbox.backends.forkserver import ForkServerSandbox  # noqa: E402
+from sandbox.backends.runtime import find_torch  # noqa: E402
+from tests.problems.torch_solutions import SOLUTIONS  # noqa: E402
+
+RESULTS = ROOT / "bench" / "results" / "torch.json"
+
+
+def rollup_kib(pid: int, key: str) -> int:
+    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+        if line.startswith(key + ":"):
+            return int(line.split()[1])
+    return 0
+
+
+def zygote_python(server: ForkServerSandbox) -> int:
+    """The zygote's interpreter: the largest process under its bwrap."""
+    top = server.zygote_pid()
+    assert top is not None
+    todo, seen = [top], []
+    while todo:
+        pid = todo.pop()
+        seen.append(pid)
+        for task in os.listdir(f"/proc/{pid}/task"):
+            todo += map(int, Path(f"/proc/{pid}/task/{task}/children").read_text().split())
+    return max(seen, key=lambda p: rollup_kib(p, "Rss"))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=9)
+    args = parser.parse_args()
+    if find_torch() is None:
+        print("torch is not installed (pip install -e '.[torch]'): nothing to measure")
+        return 0
+    problems = load_problems(ROOT / "problems")
+    inner = BwrapSandbox()
+    out: dict[str, object] = {"zygote": {}, "problems": {}}
+    for preload in (False, True):
+        server = ForkServerSandbox(inner, preload_torch=preload)
+        try:
+            assert server.wait_ready()
+            time.sleep(1.0)
+            pid = zygote_python(server)
+            memory = {k: rollup_kib(pid, k) // 1024 for k in ("Rss", "Pss")}
+            out["zygote"][f"torch={preload}"] = memory  # type: ignore[index]
+            print(f"zygote, torch preloaded={preload}: Rss {memory['Rss']} MiB, "
+                  f"Pss {memory['Pss']} MiB")  # fmt: skip
+            if not preload:
+                continue
+            for problem_id in sorted(SOLUTIONS):
+                problem = problems[problem_id]
+                numpy_code = (problem.directory / "reference.py").read_text()
+                times: dict[str, list[float]] = {"numpy": [], "torch": []}
+                for _ in range(args.rounds):
+                    for name, code in (("numpy", numpy_code), ("torch", SOLUTIONS[problem_id])):
+                        start = time.perf_counter()
+                        report = grade_submission(problem, code, server)
+                        times[name].append(time.perf_counter() - start)
+                        assert report.verdict == "accepted", (problem_id, name, report.error)
+                p50 = {k: statistics.median(v) * 1000 for k, v in times.items()}
+                ratio = p50["torch"] / p50["numpy"]
+                out["problems"][problem_id] = {**p50, "ratio": ratio}  # type: ignore[index]
+                print(f"{problem_id:26s} numpy p50 {p50['numpy']:7.1f} ms   "
+                      f"torch p50 {p50['torch']:7.1f} ms   ratio {ratio:.2f}")  # fmt: skip
+        finally:
+            server.close()
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(out, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,104 @@
+"""The five attention problems in PyTorch, graded for real: each offers a torch starter, accepts a
+correct PyTorch solution and names a fault written in PyTorch's own habits, on the fork server
+(whose zygote preloads torch). Skipped where the ``torch`` extra is not installed."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+import pytest
+
+from app.grading.pipeline import build_request, grade_submission
+from app.problems.frameworks import detect_framework
+from app.problems.loader import Problem
+from sandbox.backends.bwrap import BwrapSandbox
+from sandbox.backends.forkserver import ForkServerSandbox
+from sandbox.backends.runtime import find_torch
+from tests.problems.torch_solutions import HABITS, SOLUTIONS, with_habit
+
+pytestmark = [
+    pytest.mark.skipif(find_torch() is None, reason="the torch extra is not installed"),
+    pytest.mark.timeout(300),
+]
+
+
+@pytest.fixture(scope="module")
+def fork_server() -> Iterator[ForkServerSandbox]:
+    server = ForkServerSandbox(BwrapSandbox())
+    assert server.preload_torch
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.mark.parametrize("problem_id", sorted(SOLUTIONS))
+def test_every_attention_problem_offers_a_torch_starter(
+    problems: dict[str, Problem], problem_id: str
+) -> None:
+    problem = problems[problem_id]
+    assert problem.frameworks == ("numpy", "torch")
+    starter = problem.starters["torch"]
+    assert detect_framework(starter) == "torch"
+    names = [n.name for n in ast.parse(starter).body if isinstance(n, ast.FunctionDef)]
+    assert names == [problem.spec.function_name]
+    assert problem.spec.forbidden.torch  # each forbids the API that is the whole answer
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("problem_id", sorted(SOLUTIONS))
+def test_a_correct_pytorch_solution_is_accepted(
+    problems: dict[str, Problem], fork_server: ForkServerSandbox, problem_id: str
+) -> None:
+    report = grade_submission(problems[problem_id], SOLUTIONS[problem_id], fork_server)
+    assert report.framework == "torch"
+    assert report.verdict == "accepted", (report.error, report.diagnoses)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("problem_id", "edits", "code"), HABITS, ids=[h[2] for h in HABITS])
+def test_a_pytorch_habit_is_diagnosed(
+    problems: dict[str, Problem],
+    fork_server: ForkServerSandbox,
+    problem_id: str,
+    edits: tuple[str, ...],
+    code: str,
+) -> None:
+    report = grade_submission(problems[problem_id], with_habit(problem_id, edits), fork_server)
+    assert report.framework == "torch"
+    assert report.verdict == "wrong_answer", report.error
+    assert code in {d.code for d in report.diagnoses}, [d.code for d in report.diagnoses]
+
+
+@pytest.mark.slow
+def test_a_forbidden_api_gets_a_verdict_naming_it(
+    problems: dict[str, Problem], fork_server: ForkServerSandbox
+) -> None:
+    code = """
+import torch.nn.functional as F
+attend = getattr(F, "scaled_dot_product_attention")
+
+def masked_attention(q, k, v, mask=None):
+    out = attend(q, k, v, attn_mask=None if mask is None else ~mask)
+    return out, out
+"""
+    report = grade_submission(problems["masked-attention"], code, fork_server)
+    assert report.verdict == "runtime_error"
+    assert report.error is not None
+    assert "torch.nn.functional.scaled_dot_product_attention" in report.error
+    assert "forbids" in report.error
+
+
+def test_the_framework_is_read_from_the_imports(problems: dict[str, Problem]) -> None:
+    problem = problems["masked-attention"]
+    case = problem.examples[:1]
+    torch_request = build_request(problem, "from torch import nn\n", case)
+    assert torch_request.framework == "torch"
+    assert torch_request.limits.runtime_mb > 0
+    assert "torch.nn.functional.scaled_dot_product_attention" in torch_request.forbidden
+    numpy_request = build_request(problem, "import numpy as np\n", case)
+    assert numpy_request.framework == "numpy"
+    assert numpy_request.forbidden == [] and numpy_request.limits.runtime_mb == 0
+    # Asked for explicitly, the choice wins over the imports.
+    assert build_request(problem, "import numpy\n", case, "torch").framework == "torch"
