@@ -84,6 +84,15 @@ def _admit(
                 headers={"Retry-After": str(max(1, math.ceil(wait)))},
             )
     used = graded_attempts_used(session, assignment.id, user_id, problem_id)
+    if rules.attempts_allowed is not None and used >= rules.attempts_allowed:
+        raise ApiError(
+            409,
+            "attempts_exhausted",
+            f"all {rules.attempts_allowed} graded attempts on this problem are used "
+            f"({used} of {rules.attempts_allowed}); running the examples is still free",
+            "problem_id",
+        )
+    # Asked only while an attempt is left: spending one is what the question is about.
     if not body.force:
         same = identical_attempt(session, assignment.id, user_id, problem_id, body.code)
         if same is not None:
@@ -94,12 +103,4 @@ def _admit(
                 "Send it again with force to spend an attempt on it anyway",
                 "code",
             )
-    if rules.attempts_allowed is not None and used >= rules.attempts_allowed:
-        raise ApiError(
-            409,
-            "attempts_exhausted",
-            f"all {rules.attempts_allowed} graded attempts on this problem are used "
-            f"({used} of {rules.attempts_allowed}); running the examples is still free",
-            "problem_id",
-        )
     return Owner(user_id=user_id, assignment_id=assignment.id, graded_attempt=used + 1)

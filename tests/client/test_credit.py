@@ -136,6 +136,11 @@ def test_tj_submits_for_credit_and_counts_attempts(klass: Class, tmp_path: Path)
     assert "attempts 1 of 2 used, 1 left" in wrong.stderr
     assert "missing-wo" in wrong.stdout  # a full report: this assignment's policy is visible
 
+    # The same code again asks first and spends nothing.
+    again = run_tj(klass, "submit", PROBLEM, "wrong.py", "--assignment", assignment, cwd=tmp_path)
+    assert again.returncode == 3, again.stderr
+    assert "identical to your graded attempt" in again.stderr and "--force" in again.stderr
+
     # Examples never cost an attempt.
     examples = run_tj(klass, "run", PROBLEM, "right.py", "--assignment", assignment, cwd=tmp_path)
     assert examples.returncode == 0, examples.stderr
@@ -157,6 +162,11 @@ def test_tj_submits_for_credit_and_counts_attempts(klass: Class, tmp_path: Path)
     assert done.returncode == 0, done.stderr
     assert "· late: 80 %" in done.stderr
     assert grades_me(klass, late)["total"] == pytest.approx(8.0)
+    forced = run_tj(
+        klass, "submit", PROBLEM, "right.py", "--assignment", str(late), "--force", cwd=tmp_path
+    )
+    assert forced.returncode == 0, forced.stderr
+    assert grades_me(klass, late)["problems"][0]["attempts_used"] == 2
 
     closed = klass.assignments["closed"]
     shut = run_tj(klass, "submit", PROBLEM, "right.py", "--assignment", str(closed), cwd=tmp_path)
@@ -170,7 +180,7 @@ def test_tj_under_a_summary_policy_prints_no_hidden_case_detail(klass: Class, tm
     (tmp_path / "hidden_fail.py").write_text(HIDDEN_FAIL)
     assignment = str(klass.assignments["summary"])
     seen = []
-    for extra in ((), ("--json",)):
+    for extra in ((), ("--json", "--force")):  # the same code twice: the second is forced
         out = run_tj(
             klass, "submit", PROBLEM, "hidden_fail.py", "--assignment", assignment, *extra,
             cwd=tmp_path,
@@ -200,7 +210,9 @@ def notebook(klass: Class) -> nbformat.NotebookNode:
         "judge.assignments()",
         "import numpy as np",
         HIDDEN_FAIL.replace("import numpy as np\n", ""),
-        f"result = judge.submit({PROBLEM!r}, multi_head_attention, assignment={summary})\nresult",
+        # force: the tj test may have sent this same code already (nothing spent, asked first)
+        f"result = judge.submit({PROBLEM!r}, multi_head_attention, assignment={summary}, "
+        "force=True)\nresult",
         f"judge.attempts({summary})",
         "print(result.verdict, result['view'], judge.attempts("
         f"{summary}, {PROBLEM!r})[0].attempts_used)",

@@ -170,6 +170,7 @@ class Cli:
                 on_event=progress,
                 assignment=None if where is None else where[1],
                 course=None if where is None else where[0],
+                force=bool(getattr(self.args, "force", False)),
             )
         finally:
             progress.stop()
@@ -445,6 +446,12 @@ def build_parser() -> argparse.ArgumentParser:
             help="in assignment N, for credit (`tj assignments` lists them; TJ_TOKEN or login)",
         )
         sub.add_argument("--course", type=int, metavar="N", help="its course (default: found)")
+        if not examples_only:
+            sub.add_argument(
+                "--force",
+                action="store_true",
+                help="spend a graded attempt even on code identical to an earlier one",
+            )
     command("courses", Cli.courses, "my courses and my role in each")
     assignments = command(
         "assignments", Cli.assignments, "my assignments: due date, credit now, attempts"
@@ -547,6 +554,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except JudgeError as exc:
         cli.err.print(f"tj: {exc}", markup=False)
+        if exc.code == "identical_resubmission":
+            cli.err.print("tj: `tj submit ... --force` spends an attempt anyway", markup=False)
         return EXIT_FAILED
     except KeyboardInterrupt:
         cli.err.print("tj: interrupted")

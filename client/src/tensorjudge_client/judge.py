@@ -172,13 +172,18 @@ class Judge:
         wait: float = DEFAULT_WAIT,
         assignment: AssignmentRef | None = None,
         course: int | None = None,
+        force: bool = False,
     ) -> Result:
         """Grade ``solution`` (a function or code text) and wait for the result. With
         ``assignment`` it is a graded attempt there (``examples_only`` never costs one), shown
-        as the assignment's feedback policy allows. Network failures are retried with the same
-        ``Idempotency-Key``: one submission, however many tries."""
+        as the assignment's feedback policy allows; code identical to an earlier graded attempt
+        is refused (``identical_resubmission``, nothing spent) unless ``force``. Network
+        failures are retried with the same ``Idempotency-Key``: one submission, however many
+        tries."""
         code = self.code_for(problem_id, solution)
-        body = {"code": code, "mode": "examples" if examples_only else "submit"}
+        body: dict[str, object] = {"code": code, "mode": "examples" if examples_only else "submit"}
+        if force:
+            body["force"] = True
         key = f"tj-{uuid.uuid4()}"
         scope = (
             "/api/problems"
