@@ -5,12 +5,12 @@ a report left running by a process that stopped is taken again when its lease ru
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Mapping
 from datetime import timedelta
 
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.core.retry import Periodic
 from app.db.base import utcnow
 from app.similarity import repository
 from app.similarity.service import compute
@@ -35,7 +35,9 @@ def run_due(sessions: sessionmaker[Session], starters: Mapping[str, str], lease:
             done += 1
 
 
-class ReportRunner:
+class ReportRunner(Periodic):
+    """Runs due reports every ``interval`` seconds; a failed pass leaves them queued."""
+
     def __init__(
         self,
         sessions: sessionmaker[Session],
@@ -43,23 +45,4 @@ class ReportRunner:
         interval: float,
         lease: timedelta,
     ) -> None:
-        self._sessions = sessions
-        self._starters = starters
-        self._interval = interval
-        self._lease = lease
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="similarity-runner", daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(30)
-
-    def _run(self) -> None:
-        while not self._stop.wait(self._interval):
-            try:
-                run_due(self._sessions, self._starters, self._lease)
-            except Exception:  # the next pass retries; the reports stay queued
-                log.exception("similarity runner pass failed")
+        super().__init__("similarity-runner", interval, lambda: run_due(sessions, starters, lease))
