@@ -60,8 +60,11 @@ def make_sandbox(settings: SandboxSettings) -> Sandbox:
         if bool(getattr(settings, "sandbox_forkserver", False)):
             from sandbox.backends.forkserver import ForkServerSandbox
 
+            preload = bool(getattr(settings, "sandbox_preload_torch", True))
             return ForkServerSandbox(
-                bwrap, spares=int(getattr(settings, "sandbox_forkserver_spares", 2))
+                bwrap,
+                spares=int(getattr(settings, "sandbox_forkserver_spares", 2)),
+                preload_torch=None if preload else False,
             )
         pool_size = int(getattr(settings, "sandbox_warm_pool", 0))
         if pool_size > 0:

@@ -326,6 +326,12 @@ class Settings(BaseSettings):
         "namespaces and cgroup but holding nothing of any submission; each serves one "
         "submission. 0 forks each run when its submission arrives.",
     )
+    sandbox_preload_torch: bool = Field(
+        default=True,
+        description="Fork server only: the zygote imports torch where it is installed, so "
+        "PyTorch gradings start fast (its memory grows by ~200 MiB and each start by a few "
+        "seconds); false leaves it out and PyTorch gradings run as cold sandboxes.",
+    )
     sandbox_keep_resident_seconds: float = Field(
         default=60.0,
         ge=0.0,

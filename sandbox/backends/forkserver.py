@@ -442,6 +442,10 @@ class ForkServerSandbox:
     # ------------------------------------------------------------------ one run
 
     def run(self, request: RunRequest) -> RunResult:
+        if request.framework == "torch" and not self.preload_torch:
+            # A zygote without torch: the run would import it into a cgroup sized for runs that
+            # share the zygote's copy. A cold run counts it (runtime_mb) in its own.
+            return self.inner.run(request)
         if self.preload_torch and request.limits.runtime_mb < TORCH_RUNTIME_MB:
             limits = request.limits.model_copy(update={"runtime_mb": TORCH_RUNTIME_MB})
             request = request.model_copy(update={"limits": limits})

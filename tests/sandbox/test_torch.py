@@ -244,3 +244,19 @@ def f(a, m, n):
     assert error is None, message
     assert output is not None
     np.testing.assert_array_equal(output, np.arange(6.0).reshape(2, 3) * 2)
+
+
+def test_a_fork_server_without_torch_runs_torch_jobs_cold(bwrap_sandbox: BwrapSandbox) -> None:
+    """GRADER_SANDBOX_PRELOAD_TORCH=false: the zygote has no torch, so a torch job is not forked
+    (its import would land in a cgroup sized for runs sharing the zygote's copy) but run cold."""
+    server = ForkServerSandbox(bwrap_sandbox, preload_torch=False)
+    try:
+        assert server.wait_ready()
+        before = server.inner.last_run_id
+        code = "import torch\n\ndef f(a, m, n):\n    return a * n\n"
+        output, error, message = only_case(torch_run(server, code))
+        assert error is None, message
+        np.testing.assert_array_equal(output, np.arange(6.0).reshape(2, 3) * 2)
+        assert server.inner.last_run_id != before  # the bwrap backend ran it, not a fork
+    finally:
+        server.close()
