@@ -51,7 +51,7 @@ class ResetIn(Strict):
 
 
 class MailChoice(Strict):
-    optional: bool = Field(
+    optional: StrictBool = Field(
         description="Receive the optional mails: scores published, a regrade changed a score, "
         "deadline reminders."
     )

@@ -22,7 +22,7 @@ router = APIRouter(tags=["accounts"])
 
 
 def _refused(exc: SetupError) -> ApiError:
-    return ApiError(400, "invalid_setup_link", str(exc), "secret")
+    return ApiError(404, "invalid_setup_link", str(exc), "secret")
 
 
 def _check(settings: Settings, secret: str) -> None:
@@ -51,7 +51,8 @@ def _setup(
     openapi_extra=json_body_schema(SetupIn),
     responses=error_responses(
         {
-            400: "Setup link unknown, used or expired, or an administrator exists",
+            400: "Body is not JSON",
+            404: "Setup link unknown, used or expired, or an administrator exists",
             403: "Cross-site request",
             413: "Body too large",
             415: "Body is not application/json",
@@ -69,11 +70,12 @@ async def first_admin(
     Anyone holding the link; same-site only."""
     check_same_site(request, settings)
     body = await read_json(request, SetupIn)
+    # The link first: without it nothing else about the request is worth an answer.
+    await run_in_threadpool(_check, settings, body.secret)  # before any argon2 work
     try:
         check_new_password(body.password, settings.password_min_length)
     except PasswordError as exc:
         raise ApiError(422, "invalid_password", str(exc), "password") from None
-    await run_in_threadpool(_check, settings, body.secret)  # before any argon2 work
     password_hash = await new_password_hash(request, body.password)
     try:
         me, secret = await run_in_threadpool(_setup, sessions, settings, body, password_hash)

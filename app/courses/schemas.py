@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat
 
 from app.auth.accounts import EMAIL_PATTERN
 from app.core.errors import ErrorResponse
@@ -39,7 +39,7 @@ class CourseUpdate(BaseModel):
     archived: StrictBool | None = Field(
         default=None, description="false restores an archived course (DELETE archives it)."
     )
-    default_points: float | None = Field(
+    default_points: StrictFloat | None = Field(
         default=None,
         ge=0,
         le=1e6,

@@ -5,10 +5,33 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import AnyHttpUrl, BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import (
+    AnyHttpUrl,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    WithJsonSchema,
+)
 
 Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=255)]
-Url = Annotated[AnyHttpUrl, Field(max_length=1000)]
+URL_LENGTH = 1000
+
+
+def _not_too_long(value: object) -> object:
+    # Counted as sent: parsing may add a character (a trailing "/"), which must not turn a URL
+    # the schema allows into a refusal.
+    if isinstance(value, str) and len(value) > URL_LENGTH:
+        raise ValueError(f"at most {URL_LENGTH} characters")
+    return value
+
+
+Url = Annotated[
+    AnyHttpUrl,
+    BeforeValidator(_not_too_long),
+    WithJsonSchema({"type": "string", "format": "uri", "minLength": 1, "maxLength": URL_LENGTH}),
+]
 
 
 class PlatformIn(BaseModel):

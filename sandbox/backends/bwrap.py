@@ -82,9 +82,12 @@ class BwrapSandbox:
             log.error("no sandbox run can start: %s", exc)
         # Every run reads the tree: its pages stay resident whatever runs touch (residency.py).
         tree = self._tree
-        self.residency = residency.ResidencyKeeper(
-            "tree", files=lambda: [tree.path] if tree else [], period=keep_resident_seconds
-        ).start()
+        self.residency = residency.shared_keeper(
+            "tree",
+            f"tree:{tree.path if tree else ''}",
+            lambda: [tree.path] if tree else [],
+            keep_resident_seconds,
+        )
         # The latest run's TENSORJUDGE_RUN value and cgroup directories, for diagnostics.
         self.last_run_id = ""
         self.last_cgroup_dirs: list[Path] = []

@@ -219,9 +219,9 @@ class DockerSandbox:
         # The engine's reading keeps no page resident for long if the machine's host reclaims
         # idle guest memory (residency.py); the image's layers on this host's disk are read
         # again and again. An engine on another host reads what it reads.
-        self.residency = residency.ResidencyKeeper(
-            "image", files=self.layer_dirs, period=keep_resident_seconds
-        ).start()
+        self.residency = residency.shared_keeper(
+            "image", f"image:{image}", self.layer_dirs, keep_resident_seconds
+        )
         self.prune()
 
     def layer_dirs(self) -> list[Path]:

@@ -26,6 +26,9 @@ log = logging.getLogger(__name__)
 DEFAULT_PERIOD_SECONDS = 60.0
 PAGE = mmap.PAGESIZE
 _CHUNK = 1 << 20
+# Files are mapped a window at a time: a mapped page counts in this process's resident size
+# while mapped, and a whole library of several hundred MiB would show as that much growth.
+_WINDOW = 8 << 20
 
 
 def _touch_mapping(buf: mmap.mmap | bytes) -> int:
@@ -54,10 +57,12 @@ def _touch_file(path: str) -> int:
         return 0  # a symlink, a socket, a file that went away
     try:
         size = os.fstat(fd).st_size
-        if size <= 0:
-            return 0
-        with mmap.mmap(fd, size, prot=mmap.PROT_READ) as mapped:
-            return _touch_mapping(mapped)
+        pages = 0
+        for start in range(0, size, _WINDOW):
+            length = min(_WINDOW, size - start)
+            with mmap.mmap(fd, length, prot=mmap.PROT_READ, offset=start) as mapped:
+                pages += _touch_mapping(mapped)
+        return pages
     except (OSError, ValueError):
         return 0  # not a regular file, or not mappable
     finally:
@@ -122,6 +127,9 @@ class ResidencyKeeper:
 
     def stop(self) -> None:
         self._stop.set()
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout=10)
 
     def _loop(self) -> None:
         while not self._stop.is_set():
@@ -130,6 +138,22 @@ class ResidencyKeeper:
             except Exception:  # a round that failed must not end the defence
                 log.exception("keeping the sandbox's shared memory resident failed")
             self._stop.wait(self.period)
+
+
+_SHARED: dict[str, ResidencyKeeper] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_keeper(
+    name: str, key: str, files: Callable[[], Iterable[Path]], period: float
+) -> ResidencyKeeper:
+    """One keeper per ``key`` (a tree's path, an image) in this process, however many backends
+    use it: each would read the same pages again, and none stops it while others use it."""
+    with _SHARED_LOCK:
+        keeper = _SHARED.get(key)
+        if keeper is None or (keeper.period <= 0 < period):
+            keeper = _SHARED[key] = ResidencyKeeper(name, files=files, period=period).start()
+        return keeper
 
 
 def descendants(pid: int) -> list[int]:

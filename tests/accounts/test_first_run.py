@@ -55,7 +55,7 @@ def test_the_printed_link_creates_the_first_admin_once(
         assert client.get(path).status_code == 200  # the page
 
         wrong = setup(client, secret[:-2] + "xx")
-        assert wrong.status_code == 400 and error_of(wrong)["code"] == "invalid_setup_link"
+        assert wrong.status_code == 404 and error_of(wrong)["code"] == "invalid_setup_link"
         # A typo in the form does not use the link up.
         typo = setup(client, secret, email="not an address")
         assert typo.status_code == 422 and admins(client) == [], typo.text
@@ -67,7 +67,7 @@ def test_the_printed_link_creates_the_first_admin_once(
         assert admins(client) == ["root@example.edu"]
 
         again = setup(client, secret, email="second@example.edu")
-        assert again.status_code == 400 and error_of(again)["code"] == "invalid_setup_link"
+        assert again.status_code == 404 and error_of(again)["code"] == "invalid_setup_link"
         assert admins(client) == ["root@example.edu"]
         client.cookies.clear()
         assert login(client, "root@example.edu", ADMIN["password"]).status_code == 200
@@ -75,7 +75,7 @@ def test_the_printed_link_creates_the_first_admin_once(
     # The next start finds an administrator: no link, and the old one stays dead.
     with start(tmp_path / "data", capsys) as (client, printed):
         assert "/setup/" not in printed and "administrator" not in printed
-        assert setup(client, secret, email="third@example.edu").status_code == 400
+        assert setup(client, secret, email="third@example.edu").status_code == 404
         assert admins(client) == ["root@example.edu"]
 
 
@@ -87,7 +87,7 @@ def test_a_restart_replaces_the_link_and_an_old_one_expires(
     with start(tmp_path / "data", capsys) as (client, printed):
         [second] = LINK.findall(printed)
         assert second != first
-        assert setup(client, first.removeprefix("/setup/")).status_code == 400
+        assert setup(client, first.removeprefix("/setup/")).status_code == 404
         record_file = tmp_path / "data" / SETUP_FILE
         assert record_file.stat().st_mode & 0o077 == 0  # the owner's only
         record = json.loads(record_file.read_text())
@@ -95,7 +95,7 @@ def test_a_restart_replaces_the_link_and_an_old_one_expires(
         record["expires_at"] = (utcnow() - timedelta(seconds=1)).isoformat()
         record_file.write_text(json.dumps(record))
         expired = setup(client, second.removeprefix("/setup/"))
-        assert expired.status_code == 400 and "expired" in error_of(expired)["message"]
+        assert expired.status_code == 404 and "expired" in error_of(expired)["message"]
         assert admins(client) == []
 
 

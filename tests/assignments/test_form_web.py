@@ -124,7 +124,7 @@ def test_instructor_creates_edits_and_publishes_through_the_form(
         expect(form).to_have_count(0)
         row = page.locator("tr[data-assignment]", has_text="Attention week")
         expect(row).to_be_visible()
-        expect(row.locator("td").last).to_have_text("2")
+        expect(row.locator("td").nth(2)).to_have_text("2")  # the Problems column
         shot(page, "assignment-form-created")
 
         (created,) = httpx.get(api, headers=people.headers("instructor")).json()
@@ -143,7 +143,7 @@ def test_instructor_creates_edits_and_publishes_through_the_form(
         assert created["feedback_published_at"] is None
 
         # The assignment's page: edit (the form comes filled), then publish the feedback.
-        row.get_by_role("link", name="Attention week").click()
+        row.get_by_role("link", name="Attention week", exact=True).click()
         page.get_by_role("link", name="Gradebook").wait_for()
         page.get_by_role("button", name="Edit").click()
         edit = page.locator("form.assignment-form")

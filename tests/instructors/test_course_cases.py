@@ -279,7 +279,7 @@ def test_a_course_b_upload_changes_neither_course_a_nor_practice(world) -> None:
         url = f"/api/courses/{people.courses[course]}/assignments/{assignment}"
         made = api.post(
             f"{url}/problems/{PROBLEM}/submissions?wait=30",
-            json={"code": code},
+            json={"code": code, "force": True},  # the same code again: spend the attempt
             headers=people.headers(who),
         )
         assert made.status_code == 200, made.text

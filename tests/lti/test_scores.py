@@ -89,8 +89,9 @@ def test_an_hour_long_outage_delays_but_loses_no_score(tool: Tool) -> None:
     due_now(tool)
     assert send(tool) == 1  # both attempts collapse into the current score
     (sent,) = tool.platform.scores
-    assert sent.body["scoreGiven"] == 1.0 and sent.body["gradingProgress"] == "FullyGraded"
-    assert {(r.status, r.score_given) for r in rows(tool)} == {("sent", 1.0)}
+    assert sent.body["scoreGiven"] == sent.body["scoreMaximum"] == 10.0  # the course default
+    assert sent.body["gradingProgress"] == "FullyGraded"
+    assert {(r.status, r.score_given) for r in rows(tool)} == {("sent", 10.0)}
     assert send(tool) == 0  # nothing is sent twice
 
 
@@ -131,7 +132,7 @@ def test_hidden_scores_go_out_only_when_published(tool: Tool) -> None:
         session.commit()
     assert send(tool) == 1
     published = tool.platform.scores[-1]
-    assert published.body["scoreGiven"] == 1.0
+    assert published.body["scoreGiven"] == 10.0  # a deep-linked problem: the course default
     assert published.body["gradingProgress"] == "FullyGraded"
     assert [r.status for r in rows(tool)] == ["sent"]
 
@@ -147,7 +148,7 @@ def test_the_line_item_is_made_once_and_found_again(tool: Tool) -> None:
     assert send(tool) == 1
     (made,) = tool.platform.line_items.values()
     assert made["resourceId"] == f"tj-assignment-{assignment_id}"
-    assert made["scoreMaximum"] == 1.0
+    assert made["scoreMaximum"] == 10.0  # the course default points
     # A crash after making it, before storing its URL: the next sender finds it again.
     with tool.sessions() as session:
         session.execute(update(LtiLineItem).values(url=None))
