@@ -15,7 +15,7 @@ from app.assignments.routes import AssignmentId
 from app.auth.deps import Admin
 from app.auth.http import read_json
 from app.core.bodies import json_body_schema
-from app.core.deps import SessionsDep, SettingsDep
+from app.core.deps import SessionsDep, SettingsDep, site_url
 from app.core.errors import error_responses
 from app.courses.deps import CourseInstructor, CourseStaff
 from app.lti.gradelink import link_assignment, list_line_items
@@ -30,7 +30,6 @@ from app.lti.registry import (
     tool_config,
 )
 from app.lti.roster import sync_course
-from app.lti.routes import base_url
 from app.lti.schemas import (
     KeyOut,
     LineItemLink,
@@ -60,7 +59,7 @@ Status = Literal["pending", "held", "sent", "failed"]
 @router.get("/api/lti/tool", response_model=ToolConfig, responses=error_responses({}))
 async def lti_tool(request: Request, admin: Admin, settings: SettingsDep) -> ToolConfig:
     """What to paste into the LMS's registration of TensorJudge. Administrators only."""
-    return tool_config(base_url(request, settings))
+    return tool_config(site_url(request, settings))
 
 
 def _list(sessions: sessionmaker[Session]) -> list[PlatformOut]:

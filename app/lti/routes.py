@@ -27,7 +27,7 @@ from app.auth.models import User
 from app.auth.sessions import COOKIE, end_session, session_principal, start_session
 from app.core.bodies import BodyCap, read_capped
 from app.core.config import Settings
-from app.core.deps import SessionsDep, SettingsDep
+from app.core.deps import SessionsDep, SettingsDep, site_url
 from app.core.errors import ApiError
 from app.courses.models import Course
 from app.lti import claims as c
@@ -63,10 +63,6 @@ log = logging.getLogger(__name__)
 router = APIRouter(tags=["lti"])
 
 FORM_CAP = BodyCap(64 * 1024)
-
-
-def base_url(request: Request, settings: Settings) -> str:
-    return (settings.public_url or str(request.base_url)).rstrip("/")
 
 
 async def read_form(request: Request) -> dict[str, str]:
@@ -121,7 +117,7 @@ async def _login(request: Request, params: dict[str, str], settings: Settings) -
         "response_mode": "form_post",
         "prompt": "none",
         "client_id": platform.client_id,
-        "redirect_uri": tool_config(base_url(request, settings)).launch_url,
+        "redirect_uri": tool_config(site_url(request, settings)).launch_url,
         "login_hint": hint,
         "state": state,
         "nonce": nonce,
@@ -425,7 +421,7 @@ async def lti_deep_link(
             request.cookies.get(COOKIE),
             form.get("choice", ""),
             titles,
-            tool_config(base_url(request, settings)).launch_url,
+            tool_config(site_url(request, settings)).launch_url,
         )
     except LaunchError as exc:
         return error_page(exc.status, exc.code, exc.message)
