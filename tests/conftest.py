@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,6 +18,11 @@ from tests.support.required_services import (
 from tests.support.services import PostgresCluster, start_postgres
 
 PROBLEMS_DIR = REPO_ROOT / "problems"
+
+# The servers the tests start (hundreds) leave torch out of their fork server's zygote: it costs
+# each start ~3 s. Their PyTorch gradings run as cold sandboxes; tests/sandbox builds its fork
+# servers itself, with torch loaded, so every isolation test still runs beside it.
+os.environ.setdefault("GRADER_SANDBOX_PRELOAD_TORCH", "false")
 
 # `make test` runs the suite in two phases: every other test on parallel workers, then these in
 # one process with nothing else running. They measure what other tests' load would blur or fake:
