@@ -70,15 +70,17 @@ def _touch_file(path: str) -> int:
 
 
 def touch_process(pid: int) -> int:
-    """Read one byte of every page of ``pid``'s readable mappings (as root, through
-    /proc/pid/mem); pages it never touched read as the shared zero page."""
+    """Read one byte of every page of ``pid``'s readable memory that no file backs (as root,
+    through /proc/pid/mem); pages it never touched read as the shared zero page."""
     pages = 0
     try:
         with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb", buffering=0) as mem:
             for line in maps:
                 fields = line.split()
                 start, end = (int(x, 16) for x in fields[0].split("-"))
-                if not fields[1].startswith("r") or (len(fields) > 5 and fields[5] == "[vvar]"):
+                # A file's pages (the tree's libraries) are its keeper's; [vvar] cannot be read.
+                named = fields[5] if len(fields) > 5 else ""
+                if not fields[1].startswith("r") or named.startswith("/") or named == "[vvar]":
                     continue
                 for at in range(start, end, _CHUNK):
                     try:

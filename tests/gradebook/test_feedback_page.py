@@ -6,32 +6,23 @@ says which field each box writes. Screenshots in tests/artifacts/web/."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
-from sqlalchemy.orm import Session, sessionmaker
+from playwright.sync_api import Browser, expect
+from sqlalchemy.orm import sessionmaker
 
 from app.core.config import Settings
 from app.db.engine import make_engine
 from tests.gradebook.factories import MHA, T0, add_attempt, make_assignment
-from tests.support.browser_session import session_cookie
-from tests.support.people import People, seed_people
+from tests.support.browser_session import World, signed_in
+from tests.support.people import seed_people
 from tests.web.conftest import browser, serving, web_assets  # noqa: F401
 from tests.web.helpers import shot
 
 pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]
 HOUR = timedelta(hours=1)
-
-
-@dataclass
-class World:
-    url: str
-    sessions: sessionmaker[Session]
-    people: People
-    assignment: int
 
 
 @pytest.fixture(scope="module")
@@ -50,18 +41,6 @@ def world(web_assets: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterato
             yield World(server.url, sessions, people, a)
         finally:
             engine.dispose()
-
-
-def signed_in(browser: Browser, world: World, who: str) -> Page:  # noqa: F811
-    name, value, _ = session_cookie(world.sessions, world.people.users[who])
-    context = browser.new_context(viewport={"width": 1366, "height": 900}, base_url=world.url)
-    context.add_cookies([{"name": name, "value": value, "url": world.url}])
-    context.set_default_timeout(20_000)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.errors = errors  # type: ignore[attr-defined]
-    return page
 
 
 def assignment_url(world: World) -> str:

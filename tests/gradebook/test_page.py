@@ -8,32 +8,24 @@ import csv
 import io
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 import pytest
 from playwright.sync_api import Browser, Page, expect
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import sessionmaker
 
 from app.core.config import Settings
 from app.db.engine import make_engine
 from tests.gradebook.factories import MHA, T0, add_attempt, seed_class
-from tests.support.browser_session import session_cookie
-from tests.support.people import People, seed_people
+from tests.support.browser_session import World
+from tests.support.browser_session import signed_in as signed_in_as
+from tests.support.people import seed_people
 from tests.web.conftest import browser, serving, web_assets  # noqa: F401
 from tests.web.helpers import axe_violations, shot
 
 pytestmark = pytest.mark.timeout(300)
 RENDER_BUDGET_SECONDS = 1.0
-
-
-@dataclass
-class World:
-    url: str
-    sessions: sessionmaker[Session]
-    people: People
-    assignment: int
 
 
 @pytest.fixture(scope="module")
@@ -54,17 +46,7 @@ def world(web_assets: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterato
 
 
 def signed_in(browser: Browser, world: World, who: str) -> Page:  # noqa: F811
-    name, value, _ = session_cookie(world.sessions, world.people.users[who])
-    context = browser.new_context(
-        viewport={"width": 1366, "height": 900}, base_url=world.url, accept_downloads=True
-    )
-    context.add_cookies([{"name": name, "value": value, "url": world.url}])
-    context.set_default_timeout(20_000)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.errors = errors  # type: ignore[attr-defined]
-    return page
+    return signed_in_as(browser, world, who, downloads=True)
 
 
 def gradebook_url(world: World) -> str:

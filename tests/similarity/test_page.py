@@ -7,31 +7,23 @@ tests/artifacts/web/similarity-report.png."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import sessionmaker
 
 from app.core.config import Settings
 from app.db.engine import make_engine
 from tests.gradebook.factories import MHA, T0, add_attempt, make_assignment
 from tests.similarity.solutions import COPY_RENAMED, COPY_REORDERED, INDEPENDENT
-from tests.support.browser_session import session_cookie
-from tests.support.people import People, add_student, seed_people
+from tests.support.browser_session import World
+from tests.support.browser_session import signed_in as signed_in_as
+from tests.support.people import add_student, seed_people
 from tests.web.conftest import browser, serving, web_assets  # noqa: F401
 from tests.web.helpers import shot
 
 pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]
-
-
-@dataclass
-class World:
-    url: str
-    sessions: sessionmaker[Session]
-    people: People
-    assignment: int
 
 
 @pytest.fixture(scope="module")
@@ -54,15 +46,7 @@ def world(web_assets: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterato
 
 
 def signed_in(browser: Browser, world: World, who: str) -> Page:  # noqa: F811
-    name, value, _ = session_cookie(world.sessions, world.people.users[who])
-    context = browser.new_context(viewport={"width": 1366, "height": 900}, base_url=world.url)
-    context.add_cookies([{"name": name, "value": value, "url": world.url}])
-    context.set_default_timeout(30_000)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.errors = errors  # type: ignore[attr-defined]
-    return page
+    return signed_in_as(browser, world, who, timeout_ms=30_000)
 
 
 def report_url(world: World) -> str:
