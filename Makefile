@@ -83,7 +83,7 @@ JUNIT_DIR := var/ci
 test: install-test lint frontend client-wheel
 	@mkdir -p $(JUNIT_DIR) && rm -f $(JUNIT_DIR)/junit-*.xml
 	@status=0; \
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) -m 'not serial' \
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal -m 'not serial' \
 		--junitxml=$(JUNIT_DIR)/junit-parallel.xml $(PYTEST_ARGS) || status=$$?; \
 	[ $$status = 5 ] && status=0; \
 	$(BIN)/python -m pytest -m serial --junitxml=$(JUNIT_DIR)/junit-serial.xml $(PYTEST_ARGS) \

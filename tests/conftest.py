@@ -11,6 +11,7 @@ from sqlalchemy import create_engine, inspect, text
 from app.core.config import REPO_ROOT, Settings
 from app.main import create_app
 from app.problems.loader import Problem, load_problems
+from tests.support.migrated_template import from_template
 from tests.support.required_services import POSTGRES_SKIPPED
 from tests.support.required_services import (
     pytest_runtest_makereport as pytest_runtest_makereport,  # CI refuses service skips
@@ -57,6 +58,17 @@ def settings(tmp_path: Path) -> Settings:
 def client(settings: Settings) -> Iterator[TestClient]:
     with TestClient(create_app(settings)) as test_client:
         yield test_client
+
+
+@pytest.fixture(scope="session", autouse=True)
+def migrated_template() -> Iterator[None]:
+    """Apps the tests start in this process open new SQLite databases as copies of one migrated
+    for real (tests/support/migrated_template.py)."""
+    import app.worker.runtime as runtime
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(runtime, "upgrade", from_template(runtime.upgrade))
+        yield
 
 
 @pytest.fixture(scope="session")

@@ -38,6 +38,7 @@ from app.problems.cases import (
     TestCase,
     bind_dims,
     output_shapes,
+    parts_of,
     with_defaults,
 )
 from app.problems.errormodel import (
@@ -227,10 +228,24 @@ def _build_cases(
     return tuple(built)
 
 
+# An unchanged folder is loaded once per process (a process that builds several apps, or
+# loads for `problems check` and then serves, pays its imports and reference outputs once).
+_LOADED: dict[tuple[Path, str], Problem] = {}
+
+
 def load_problem(directory: Path) -> Problem:
     for name in REQUIRED_FILES:
         if not (directory / name).is_file():
             raise ProblemLoadError(directory / name, "missing")
+    fingerprint = folder_fingerprint(directory)
+    key = (directory.resolve(), fingerprint)
+    loaded = _LOADED.get(key)
+    if loaded is None:
+        loaded = _LOADED[key] = _load_problem(directory, fingerprint)
+    return loaded
+
+
+def _load_problem(directory: Path, fingerprint: str) -> Problem:
     spec = _read_spec(directory / "problem.toml")
     if spec.id != directory.name:
         raise ProblemLoadError(
@@ -251,7 +266,7 @@ def load_problem(directory: Path) -> Problem:
     problem = Problem(
         spec=spec,
         directory=directory,
-        fingerprint=folder_fingerprint(directory),
+        fingerprint=fingerprint,
         statement_markdown=(directory / "statement.md").read_text(encoding="utf-8"),
         starter_code=(directory / "starter.py").read_text(encoding="utf-8"),
         starters=_starters(directory, spec),
@@ -290,11 +305,22 @@ def load_problem(directory: Path) -> Problem:
 
     return replace(
         problem,
-        examples=examples,
-        hidden=hidden,
+        examples=_read_only(examples),
+        hidden=_read_only(hidden),
         diagnostics=diagnostics,
         hidden_from_seed=hidden_from_seed,
     )
+
+
+def _read_only(cases: tuple[TestCase, ...]) -> tuple[TestCase, ...]:
+    """The cases with their arrays made read-only: a loaded problem is shared by every app of
+    the process (``_LOADED``), so nothing may change a case in place."""
+    for case in cases:
+        expected = () if case.expected is None else parts_of(case.expected)
+        for value in (*case.inputs.values(), *expected):
+            if isinstance(value, np.ndarray):
+                value.setflags(write=False)
+    return cases
 
 
 def _starters(directory: Path, spec: ProblemSpec) -> dict[str, str]:

@@ -131,17 +131,17 @@ def test_plain_reshapes_both_ways_are_one_fault_that_combines_with_two_others(ta
 
 
 def test_a_table_is_kept_per_folder_contents_not_per_load(tmp_path: Path) -> None:
-    """Every app loads its own Problems: an unchanged folder reuses its table (built once per
-    process), and an edited one gets a new table."""
+    """An unchanged folder is loaded once per process, with one table; an edited one is loaded
+    again and gets a new table."""
     folder = tmp_path / "causal-attention"
     shutil.copytree(PROBLEMS_DIR / "causal-attention", folder)
     first, again = load_problem(folder), load_problem(folder)
-    assert first is not again and first.fingerprint == again.fingerprint
+    assert first is again and first.fingerprint == again.fingerprint
     assert fault_table(first) is fault_table(again)
     reference = folder / "reference.py"
     reference.write_text(reference.read_text() + "\n# edited\n")
     edited = load_problem(folder)
-    assert edited.fingerprint != first.fingerprint
+    assert edited.fingerprint != first.fingerprint and edited is not first
     assert fault_table(edited) is not fault_table(first)
 
 

@@ -3,6 +3,7 @@ response counted by (method, path, status class) and every 5xx kept for the fail
 
 from __future__ import annotations
 
+import zlib
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
@@ -43,3 +44,10 @@ def fuzz(
 
         run()
     return seen, server_errors
+
+
+def in_shard(label: str, shard: int, shards: int) -> bool:
+    """Whether the operation ``label`` ("GET /api/...") is in ``shard`` of ``shards``: a pass
+    over the whole document split so that its parts run on different test workers. A fixed
+    hash of the label, so every operation is in exactly one shard, whatever the routes."""
+    return zlib.crc32(label.encode()) % shards == shard
