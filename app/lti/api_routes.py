@@ -18,7 +18,7 @@ from app.core.bodies import json_body_schema
 from app.core.deps import SessionsDep, SettingsDep, site_url
 from app.core.errors import error_responses
 from app.courses.deps import CourseInstructor, CourseStaff
-from app.lti.gradelink import link_assignment, list_line_items
+from app.lti.gradelink import link_assignment, link_state, list_line_items
 from app.lti.keys import rotate
 from app.lti.models import LtiContext, LtiLineItem, LtiScoreSend
 from app.lti.registry import (
@@ -34,6 +34,7 @@ from app.lti.schemas import (
     KeyOut,
     LineItemLink,
     LineItemLinkOut,
+    LineItemState,
     LmsLineItem,
     OutboxItem,
     OutboxOut,
@@ -221,6 +222,19 @@ async def lti_line_items(access: CourseInstructor, sessions: SessionsDep) -> lis
     """The gradebook columns of the LMS courses linked here, to link an assignment to. The
     course's instructors."""
     return await run_in_threadpool(list_line_items, sessions, access.course_id)
+
+
+@router.get(
+    "/api/courses/{course_id}/assignments/{assignment_id}/lti/line-item",
+    response_model=LineItemState,
+    responses=error_responses({404: "No such assignment here"}),
+)
+async def lti_line_item(
+    assignment_id: AssignmentId, access: CourseInstructor, sessions: SessionsDep
+) -> LineItemState:
+    """Where this assignment's scores go: the LMS courses linked to the course and the
+    assignment's gradebook column in each (the LMS is not asked). The course's instructors."""
+    return await run_in_threadpool(link_state, sessions, access.course_id, assignment_id)
 
 
 @router.put(

@@ -127,6 +127,7 @@ RULES: dict[tuple[str, str], Rule] = {
     ("PATCH", "/api/lti/platforms/{platform_id}"): Rule(frozenset({"admin"})),
     ("GET", "/api/courses/{course_id}/lti/line-items"): Rule(COURSE_INSTRUCTORS),
     ("PUT", f"{ASSIGNMENT}/lti/line-item"): Rule(COURSE_INSTRUCTORS),
+    ("GET", f"{ASSIGNMENT}/lti/line-item"): Rule(COURSE_INSTRUCTORS),
     ("GET", "/api/lti/tool"): Rule(frozenset({"admin"})),
     ("GET", "/api/lti/platforms"): Rule(frozenset({"admin"})),
     ("POST", "/api/lti/platforms"): Rule(frozenset({"admin"})),
