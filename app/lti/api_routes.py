@@ -21,6 +21,7 @@ from app.courses.deps import CourseInstructor, CourseStaff
 from app.lti.gradelink import link_assignment, link_state, list_line_items
 from app.lti.keys import rotate
 from app.lti.models import LtiContext, LtiLineItem, LtiScoreSend
+from app.lti.pending_members import pending_members
 from app.lti.registry import (
     add_platform,
     get_platform,
@@ -38,6 +39,7 @@ from app.lti.schemas import (
     LmsLineItem,
     OutboxItem,
     OutboxOut,
+    PendingMemberOut,
     PlatformIn,
     PlatformOut,
     PlatformPatch,
@@ -209,6 +211,23 @@ async def lti_course_scores(
 async def lti_roster_sync(access: CourseStaff, sessions: SessionsDep) -> RosterSyncOut:
     """Enrolls the LMS course's members now (Names and Role Provisioning). The course's staff."""
     return await run_in_threadpool(sync_course, sessions, access.course_id)
+
+
+def _pending(sessions: sessionmaker[Session], course_id: int) -> list[PendingMemberOut]:
+    with sessions() as session:
+        return pending_members(session, course_id)
+
+
+@router.get(
+    "/api/courses/{course_id}/lti/pending-members",
+    response_model=list[PendingMemberOut],
+    responses=error_responses({}),
+)
+async def lti_pending_members(access: CourseStaff, sessions: SessionsDep) -> list[PendingMemberOut]:
+    """The course's members an LMS roster names who will be linked on their first launch (on
+    a platform not trusted for email, no second account is made for them). The course's
+    staff."""
+    return await run_in_threadpool(_pending, sessions, access.course_id)
 
 
 @router.get(

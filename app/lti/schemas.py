@@ -120,6 +120,11 @@ class OutboxOut(BaseModel):
 class RosterSyncOut(BaseModel):
     members: int
     added: int
+    pending: int = Field(
+        default=0,
+        description="Members whose email is an existing member's here, on a platform not "
+        "trusted for email: no account made, linked on their first launch",
+    )
 
 
 class LineItemLink(BaseModel):
@@ -178,3 +183,11 @@ class LineItemState(BaseModel):
 
     lms_courses: list[LmsCourse]
     links: list[LineItemCurrent]
+
+
+class PendingMemberOut(BaseModel):
+    """A course member an LMS roster names, to be linked on their first launch."""
+
+    user_id: int
+    platform: str = Field(description="The registered LMS's name")
+    since: datetime
