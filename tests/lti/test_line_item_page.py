@@ -9,7 +9,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
 import pytest
 from playwright.sync_api import Browser, Page, expect
 from sqlalchemy import select
@@ -45,14 +44,7 @@ def setup(web_assets: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterato
         course = people.courses["course"]
         first = make_assignment(sessions, course, ((MHA, 10.0),), title="Homework 1")
         other = make_assignment(sessions, course, ((MHA, 5.0),), title="Quiz")
-        platform.tool_login = f"{server.url}/lti/login"
-        platform.tool_jwks = lambda: httpx.get(f"{server.url}/lti/jwks").json()
-        made = httpx.post(
-            f"{server.url}/api/lti/platforms",
-            json=platform.registration,
-            headers=people.headers("admin"),
-        )
-        assert made.status_code == 201, made.text
+        platform.register_at(server.url, people.tokens["admin"])
         try:
             yield Setup(World(server.url, sessions, people, first), platform, other)
         finally:

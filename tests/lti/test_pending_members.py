@@ -42,6 +42,15 @@ def link_web_course(tool: Tool, course_id: int, ines: int) -> TestClient:
     return browser
 
 
+def held_apart(tool: Tool, subject: str, member: int) -> None:
+    """The launch made the person an LMS account of its own, unlinked and in no course."""
+    with tool.sessions() as session:
+        made = session.scalars(select(LtiUser).where(LtiUser.subject == subject)).one()
+        assert made.user_id != member and made.linked_at is None
+        held = session.scalars(select(Membership).where(Membership.user_id == made.user_id))
+        assert held.all() == []
+
+
 def gradebook_students(tool: Tool, browser: TestClient, course_id: int, assignment: int) -> list:
     got = browser.get(f"/api/courses/{course_id}/assignments/{assignment}/gradebook")
     assert got.status_code == 200, got.text
@@ -86,13 +95,7 @@ def test_a_pending_member_launching_signed_in_links_their_account(tool: Tool) ->
     landed = tool.launch(student, "sam", link_id)
     assert landed.status_code == 303 and landed.headers["location"] == "/lti/link-account"
     assert me(student) == sam  # the session stays Sam's own
-    with tool.sessions() as session:
-        made = session.scalars(select(LtiUser).where(LtiUser.subject == "sub-sam")).one()
-        assert made.user_id != sam and made.linked_at is None
-        assert (
-            session.scalars(select(Membership).where(Membership.user_id == made.user_id)).all()
-            == []
-        )  # the LMS-made account is in no course
+    held_apart(tool, "sub-sam", sam)
     confirm = student.get("/lti/link-account")
     assert confirm.status_code == 200 and "sam@lms.example.edu" in confirm.text
     linked = student.post("/lti/link-account", follow_redirects=False)
@@ -134,13 +137,7 @@ def test_an_lms_asserting_an_email_gets_no_access_to_that_account(tool: Tool) ->
     assert attacker.get(f"/api/courses/{course_id}").status_code == 401
     refused = attacker.post("/lti/link-account", follow_redirects=False)
     assert refused.status_code == 403 and 'data-code="sign_in_first"' in refused.text
-    with tool.sessions() as session:
-        made = session.scalars(select(LtiUser).where(LtiUser.subject == "sub-sam")).one()
-        assert made.user_id != sam and made.linked_at is None
-        assert (
-            session.scalars(select(Membership).where(Membership.user_id == made.user_id)).all()
-            == []
-        )
+    held_apart(tool, "sub-sam", sam)
 
     # As Mallory with Olga's email (no member of the course): an account of her own, not Olga's.
     mallory = tool.browser()
