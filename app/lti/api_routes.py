@@ -18,9 +18,10 @@ from app.core.bodies import json_body_schema
 from app.core.deps import SessionsDep, SettingsDep, site_url
 from app.core.errors import error_responses
 from app.courses.deps import CourseInstructor, CourseStaff
-from app.lti.gradelink import link_assignment, list_line_items
+from app.lti.gradelink import link_assignment, link_state, list_line_items
 from app.lti.keys import rotate
 from app.lti.models import LtiContext, LtiLineItem, LtiScoreSend
+from app.lti.pending_members import pending_members
 from app.lti.registry import (
     add_platform,
     get_platform,
@@ -34,9 +35,11 @@ from app.lti.schemas import (
     KeyOut,
     LineItemLink,
     LineItemLinkOut,
+    LineItemState,
     LmsLineItem,
     OutboxItem,
     OutboxOut,
+    PendingMemberOut,
     PlatformIn,
     PlatformOut,
     PlatformPatch,
@@ -210,6 +213,23 @@ async def lti_roster_sync(access: CourseStaff, sessions: SessionsDep) -> RosterS
     return await run_in_threadpool(sync_course, sessions, access.course_id)
 
 
+def _pending(sessions: sessionmaker[Session], course_id: int) -> list[PendingMemberOut]:
+    with sessions() as session:
+        return pending_members(session, course_id)
+
+
+@router.get(
+    "/api/courses/{course_id}/lti/pending-members",
+    response_model=list[PendingMemberOut],
+    responses=error_responses({}),
+)
+async def lti_pending_members(access: CourseStaff, sessions: SessionsDep) -> list[PendingMemberOut]:
+    """The course's members an LMS roster names who will be linked on their first launch (on
+    a platform not trusted for email, no second account is made for them). The course's
+    staff."""
+    return await run_in_threadpool(_pending, sessions, access.course_id)
+
+
 @router.get(
     "/api/courses/{course_id}/lti/line-items",
     response_model=list[LmsLineItem],
@@ -221,6 +241,19 @@ async def lti_line_items(access: CourseInstructor, sessions: SessionsDep) -> lis
     """The gradebook columns of the LMS courses linked here, to link an assignment to. The
     course's instructors."""
     return await run_in_threadpool(list_line_items, sessions, access.course_id)
+
+
+@router.get(
+    "/api/courses/{course_id}/assignments/{assignment_id}/lti/line-item",
+    response_model=LineItemState,
+    responses=error_responses({404: "No such assignment here"}),
+)
+async def lti_line_item(
+    assignment_id: AssignmentId, access: CourseInstructor, sessions: SessionsDep
+) -> LineItemState:
+    """Where this assignment's scores go: the LMS courses linked to the course and the
+    assignment's gradebook column in each (the LMS is not asked). The course's instructors."""
+    return await run_in_threadpool(link_state, sessions, access.course_id, assignment_id)
 
 
 @router.put(

@@ -18,7 +18,14 @@ from app.lti import claims as c
 from app.lti.models import LtiContext, LtiLineItem, LtiPlatform, LtiScoreSend, LtiUser
 from app.lti.outbox import PENDING
 from app.lti.provisioning import line_item_of
-from app.lti.schemas import LineItemLink, LineItemLinkOut, LmsLineItem
+from app.lti.schemas import (
+    LineItemCurrent,
+    LineItemLink,
+    LineItemLinkOut,
+    LineItemState,
+    LmsCourse,
+    LmsLineItem,
+)
 from app.lti.services import PlatformError, access_token, line_items
 from app.submissions.models import Submission
 
@@ -91,13 +98,56 @@ def list_line_items(sessions: sessionmaker[Session], course_id: int) -> list[Lms
     return out
 
 
+def _assignment_of(session: Session, course_id: int, assignment_id: int) -> Assignment:
+    assignment = session.get(Assignment, assignment_id)
+    if assignment is None or assignment.course_id != course_id:
+        raise ApiError(404, "not_found", f"no assignment {assignment_id}", "assignment_id")
+    return assignment
+
+
+def link_state(
+    sessions: sessionmaker[Session], course_id: int, assignment_id: int
+) -> LineItemState:
+    """The LMS courses linked here and the assignment's links, without asking the LMS."""
+    with sessions() as session:
+        _assignment_of(session, course_id, assignment_id)
+        contexts = _contexts(session, course_id)
+        names = dict(
+            session.execute(
+                select(LtiPlatform.id, LtiPlatform.name).where(
+                    LtiPlatform.id.in_({ctx.platform_id for ctx in contexts})
+                )
+            ).all()
+        )
+        links = session.scalars(
+            select(LtiLineItem)
+            .where(
+                LtiLineItem.assignment_id == assignment_id,
+                LtiLineItem.context_id.in_([ctx.id for ctx in contexts]),
+            )
+            .order_by(LtiLineItem.context_id)
+        ).all()
+        return LineItemState(
+            lms_courses=[
+                LmsCourse(
+                    context_id=ctx.id,
+                    platform=names.get(ctx.platform_id, ""),
+                    lms_context=ctx.context_id,
+                    ags=ctx.lineitems_url is not None,
+                )
+                for ctx in contexts
+            ],
+            links=[
+                LineItemCurrent(context_id=row.context_id, line_item_url=row.url) for row in links
+            ],
+        )
+
+
 def link_assignment(
     sessions: sessionmaker[Session], course_id: int, assignment_id: int, body: LineItemLink
 ) -> LineItemLinkOut:
     with sessions() as session:
-        assignment = session.get(Assignment, assignment_id)
-        if assignment is None or assignment.course_id != course_id:
-            raise ApiError(404, "not_found", f"no assignment {assignment_id}", "assignment_id")
+        _assignment_of(session, course_id, assignment_id)
         contexts = _contexts(session, course_id)
         if body.context_id is not None:
             contexts = [ctx for ctx in contexts if ctx.id == body.context_id]
@@ -132,7 +182,8 @@ def link_assignment(
                 raise ApiError(
                     409, "line_item_taken", f"that line item is linked to assignment {taken}"
                 )
-            row.url = url
+        # None: the tool's own column, found again by its resourceId or made on the first score.
+        row.url = url
         queued = _enqueue_graded(session, row.id, ags.platform.id, assignment_id, course_id)
         session.commit()
         return LineItemLinkOut(

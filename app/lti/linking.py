@@ -22,6 +22,7 @@ from app.courses.models import Course, Membership
 from app.db.base import utcnow
 from app.lti.launch import LaunchError
 from app.lti.models import LtiContext, LtiIdentityLink, LtiPendingLink, LtiUser
+from app.lti.pending_members import forget
 
 PENDING_LIFETIME = timedelta(minutes=30)
 IDENTITY_LIFETIME = timedelta(hours=1)
@@ -182,6 +183,7 @@ def link_identity(session: Session, secret: str | None, user_id: int | None) -> 
             member.user_id = user_id
     identity.user_id = user_id
     identity.linked_at = utcnow()
+    forget(session, identity.platform_id, identity.subject)
     session.execute(
         delete(LtiIdentityLink).where(
             LtiIdentityLink.lti_user_id == identity.id, LtiIdentityLink.id != row.id

@@ -212,3 +212,24 @@ class LtiScoreSend(Base):
     sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
 
     __table_args__ = (Index("ix_lti_score_outbox_status_next", "status", "next_attempt_at"),)
+
+
+class LtiPendingMember(Base):
+    """A member of a linked LMS course, on a platform not trusted for email, whose roster email
+    is that of an existing member of the course: the roster sync makes no second account for
+    them (the gradebook would list them twice); they are linked to their account when they
+    launch and link it, signed in. Pending while their LMS identity is not linked."""
+
+    __tablename__ = "lti_pending_members"
+
+    id: Mapped[int] = mapped_column(AutoId, primary_key=True, autoincrement=True)
+    platform_id: Mapped[int] = mapped_column(ForeignKey("lti_platforms.id", ondelete="CASCADE"))
+    subject: Mapped[str] = mapped_column(String(255))
+    context_id: Mapped[int] = mapped_column(ForeignKey("lti_contexts.id", ondelete="CASCADE"))
+    # The course's member with that email: shown as "in the LMS" on the roster, nothing more.
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+    __table_args__ = (
+        UniqueConstraint("platform_id", "subject", name="uq_lti_pending_members_subject"),
+    )

@@ -26,7 +26,7 @@ from app.lti.models import LtiContext, LtiLineItem, LtiPlatform, LtiUser
 Row = TypeVar("Row")
 
 
-def _once(session: Session, find: Callable[[], Row | None], make: Callable[[], Row]) -> Row:
+def once(session: Session, find: Callable[[], Row | None], make: Callable[[], Row]) -> Row:
     """The row ``find`` reads, else the one ``make`` adds; when another transaction added it
     first (the unique constraint says so), that one."""
     found = find()
@@ -110,7 +110,7 @@ def link_context(
         )
 
     existing = find_context(session, platform.id, context_id)
-    row = _once(session, lambda: find_context(session, platform.id, context_id), make)
+    row = once(session, lambda: find_context(session, platform.id, context_id), make)
     if existing is not None or (course_id is not None and row.course_id != course_id):
         raise LaunchError(409, "already_linked", "this LMS course is already linked to a course")
     refresh_endpoints(row, claims)
@@ -181,7 +181,7 @@ def account_of(
                 "or ask an administrator",
             )
         matched = existing.id
-        row = _once(
+        row = once(
             session,
             find,
             lambda: LtiUser(
@@ -195,7 +195,7 @@ def account_of(
         user = create_user(session, None if existing is not None else address, label[:200])
         return LtiUser(platform_id=platform.id, subject=subject, user_id=user.id)
 
-    return _once(session, find, make).user_id
+    return once(session, find, make).user_id
 
 
 def enroll(session: Session, course_id: int, user_id: int, role: str) -> None:
@@ -204,7 +204,7 @@ def enroll(session: Session, course_id: int, user_id: int, role: str) -> None:
         select(Membership).where(Membership.course_id == course_id, Membership.user_id == user_id)
     ).first()
     if member is None:
-        _once(
+        once(
             session,
             lambda: session.scalars(
                 select(Membership).where(
@@ -219,7 +219,7 @@ def enroll(session: Session, course_id: int, user_id: int, role: str) -> None:
 
 def line_item_of(session: Session, context_id: int, assignment_id: int) -> LtiLineItem:
     """The assignment's one line item row in this LMS course (its URL may not be known yet)."""
-    return _once(
+    return once(
         session,
         lambda: session.scalars(
             select(LtiLineItem).where(

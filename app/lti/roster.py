@@ -14,6 +14,7 @@ from app.db.base import utcnow
 from app.lti import claims as c
 from app.lti.launch import LaunchError
 from app.lti.models import LtiContext, LtiPlatform
+from app.lti.pending_members import hold_member
 from app.lti.provisioning import account_of, enroll
 from app.lti.schemas import RosterSyncOut
 from app.lti.services import PlatformError, access_token, memberships
@@ -41,7 +42,7 @@ def sync_context(sessions: sessionmaker[Session], context_id: int) -> RosterSync
         session.expunge_all()
     token = access_token(sessions, platform, (c.SCOPE_MEMBERSHIPS,))
     members = memberships(context.memberships_url, token)
-    added = 0
+    added = pending = 0
     with sessions() as session:
         enrolled = set(
             session.scalars(
@@ -58,6 +59,9 @@ def sync_context(sessions: sessionmaker[Session], context_id: int) -> RosterSync
             name = member.get("name") or " ".join(
                 str(member.get(k, "")) for k in ("given_name", "family_name")
             )
+            if hold_member(session, platform, context, subject, member.get("email")):
+                pending += 1
+                continue
             try:
                 user_id = account_of(
                     session, platform, subject, member.get("email"), name, role, context.course_id
@@ -73,7 +77,7 @@ def sync_context(sessions: sessionmaker[Session], context_id: int) -> RosterSync
         assert row is not None
         row.roster_synced_at = utcnow()
         session.commit()
-    return RosterSyncOut(members=len(members), added=added)
+    return RosterSyncOut(members=len(members), added=added, pending=pending)
 
 
 def sync_course(sessions: sessionmaker[Session], course_id: int) -> RosterSyncOut:
@@ -82,7 +86,7 @@ def sync_course(sessions: sessionmaker[Session], course_id: int) -> RosterSyncOu
         ids = [ctx.id for ctx in contexts_of_course(session, course_id)]
     if not ids:
         raise ApiError(409, "no_lti_roster", "no LMS course with a roster service is linked here")
-    total, added = 0, 0
+    total = added = pending = 0
     for context_id in ids:
         try:
             out = sync_context(sessions, context_id)
@@ -90,5 +94,5 @@ def sync_course(sessions: sessionmaker[Session], course_id: int) -> RosterSyncOu
             raise ApiError(
                 502, "lms_unavailable", f"the LMS did not give its roster: {exc}"
             ) from None
-        total, added = total + out.members, added + out.added
-    return RosterSyncOut(members=total, added=added)
+        total, added, pending = total + out.members, added + out.added, pending + out.pending
+    return RosterSyncOut(members=total, added=added, pending=pending)

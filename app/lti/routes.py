@@ -34,7 +34,8 @@ from app.lti import claims as c
 from app.lti import deeplink, linking, logins
 from app.lti.keys import ensure_key, public_jwks
 from app.lti.launch import Expected, LaunchError, header_kid, platform_keys, verify
-from app.lti.models import LtiContext, LtiPlatform
+from app.lti.models import LtiContext, LtiPlatform, LtiUser
+from app.lti.pending_members import pending_of
 from app.lti.provisioning import (
     account_of,
     context_key,
@@ -206,7 +207,7 @@ class Landing:
     """Where a launch puts the person: their new session, where to go (or the page to show
     instead), the LMS course to sync the roster of, and the offer to link their account."""
 
-    secret: str
+    secret: str | None  # None: the browser's session stays as it is
     destination: str
     page: Response | None
     sync: int | None
@@ -250,9 +251,14 @@ def _apply(
         )
         identity = linking.identity_of(session, platform.id, subject)
         assert identity is not None
+        held = None if context is None else pending_of(session, platform.id, subject)
         page: Response | None = None
         sync: int | None = None
         destination = ""
+        if context is not None and held is not None:
+            return _hold(
+                session, context, identity, held.user_id, role, claims, titles, old_session
+            )
         if context is None:
             secret = linking.begin_pending(session, platform.id, subject, claims)
             offer = linking.offer_identity(session, identity, "")
@@ -272,6 +278,30 @@ def _apply(
         secret_cookie, _ = start_session(session, user_id, timedelta(hours=settings.session_hours))
         session.commit()
         return Landing(secret_cookie, destination, page, sync, offer)
+
+
+def _hold(
+    session: Session,
+    context: LtiContext,
+    identity: LtiUser,
+    member_id: int,
+    role: str,
+    claims: dict[str, Any],
+    titles: dict[str, str],
+    old_session: str | None,
+) -> Landing:
+    """A pending member's launch (``app.lti.pending_members``): the LMS-made account gets no
+    membership and no session; the browser goes to link its LMS identity to the account it
+    signs in to, at once when it is signed in as the course's member with that email."""
+    destination = ""
+    if claims[c.MESSAGE_TYPE] != c.DEEP_LINKING_REQUEST:
+        _, destination = _land(session, context, identity.user_id, role, claims, titles)
+    offer = linking.offer_identity(session, identity, destination)
+    found = session_principal(session, old_session) if old_session else None
+    if old_session and (found is None or found[0].user_id != member_id):
+        end_session(session, old_session)
+    session.commit()
+    return Landing(None, "/lti/link-account", None, None, offer)
 
 
 def _land(
@@ -319,7 +349,8 @@ def _landing_response(landing: Landing, settings: Settings) -> Response:
         if landing.page is not None
         else RedirectResponse(landing.destination, status_code=303)
     )
-    set_session_cookie(response, landing.secret, settings)
+    if landing.secret is not None:
+        set_session_cookie(response, landing.secret, settings)
     if landing.identity is not None:
         response.set_cookie(
             linking.IDENTITY_COOKIE,

@@ -120,6 +120,11 @@ class OutboxOut(BaseModel):
 class RosterSyncOut(BaseModel):
     members: int
     added: int
+    pending: int = Field(
+        default=0,
+        description="Members whose email is an existing member's here, on a platform not "
+        "trusted for email: no account made, linked on their first launch",
+    )
 
 
 class LineItemLink(BaseModel):
@@ -155,3 +160,34 @@ class LmsLineItem(BaseModel):
     score_maximum: float | None
     resource_id: str | None
     assignment_id: int | None = Field(description="The assignment linked to it here, if any")
+
+
+class LmsCourse(BaseModel):
+    """An LMS course linked to this course."""
+
+    context_id: int
+    platform: str = Field(description="The registered LMS's name")
+    lms_context: str = Field(description="The LMS's own id of the course")
+    ags: bool = Field(description="Whether it offers a gradebook service to send scores to")
+
+
+class LineItemCurrent(BaseModel):
+    context_id: int
+    line_item_url: str | None = Field(
+        description="The column the scores go to; none: one is made on the first score"
+    )
+
+
+class LineItemState(BaseModel):
+    """Where an assignment's scores go: the LMS courses linked here and its current links."""
+
+    lms_courses: list[LmsCourse]
+    links: list[LineItemCurrent]
+
+
+class PendingMemberOut(BaseModel):
+    """A course member an LMS roster names, to be linked on their first launch."""
+
+    user_id: int
+    platform: str = Field(description="The registered LMS's name")
+    since: datetime

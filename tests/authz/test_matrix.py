@@ -127,6 +127,7 @@ RULES: dict[tuple[str, str], Rule] = {
     ("PATCH", "/api/lti/platforms/{platform_id}"): Rule(frozenset({"admin"})),
     ("GET", "/api/courses/{course_id}/lti/line-items"): Rule(COURSE_INSTRUCTORS),
     ("PUT", f"{ASSIGNMENT}/lti/line-item"): Rule(COURSE_INSTRUCTORS),
+    ("GET", f"{ASSIGNMENT}/lti/line-item"): Rule(COURSE_INSTRUCTORS),
     ("GET", "/api/lti/tool"): Rule(frozenset({"admin"})),
     ("GET", "/api/lti/platforms"): Rule(frozenset({"admin"})),
     ("POST", "/api/lti/platforms"): Rule(frozenset({"admin"})),
@@ -135,6 +136,7 @@ RULES: dict[tuple[str, str], Rule] = {
     ("GET", "/api/lti/scores"): Rule(frozenset({"admin"})),
     ("GET", "/api/courses/{course_id}/lti/scores"): Rule(COURSE_STAFF),
     ("POST", "/api/courses/{course_id}/lti/roster-sync"): Rule(COURSE_STAFF),
+    ("GET", "/api/courses/{course_id}/lti/pending-members"): Rule(COURSE_STAFF),
     # The mail outbox (recipients, subjects, errors; never bodies).
     ("GET", "/api/admin/mail"): Rule(frozenset({"admin"})),
     ("GET", "/api/courses/{course_id}/mail"): Rule(COURSE_STAFF),

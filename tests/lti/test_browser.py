@@ -10,7 +10,6 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 from playwright.sync_api import Browser
 from sqlalchemy import select
@@ -22,7 +21,7 @@ from app.courses.models import Membership
 from app.db.engine import make_engine, make_sessionmaker
 from app.lti.models import LtiUser
 from tests.support.codes import CORRECT, WRONG
-from tests.support.lti_platform import INSTRUCTOR, LEARNER, SCORE_MEDIA, MockPlatform
+from tests.support.lti_platform import SCORE_MEDIA, MockPlatform
 from tests.web.conftest import browser, browsing, serving, web_assets  # noqa: F401
 from tests.web.helpers import GRADING_TIMEOUT_MS, set_code
 
@@ -67,17 +66,7 @@ def test_the_lms_journey_in_a_browser(
             admin = create_user(session, "admin@example.edu", "Admin", "admin")
             _, token = issue_token(session, admin.id, "tests")
             session.commit()
-        platform.tool_login = f"{server.url}/lti/login"
-        platform.tool_jwks = lambda: httpx.get(f"{server.url}/lti/jwks").json()
-        registered = httpx.post(
-            f"{server.url}/api/lti/platforms",
-            json=platform.registration,
-            headers={"Authorization": f"Bearer {token}"},
-        )
-        assert registered.status_code == 201, registered.text
-        platform.add_person("ines", "Ines Instructor", [INSTRUCTOR])
-        platform.add_person("sam", "Sam Student", [LEARNER])
-        platform.add_person("carol", "Carol Neverlaunched", [LEARNER])
+        platform.register_at(server.url, token)
 
         with browsing(browser, platform.url) as page:
             page.goto("/course?as=ines")

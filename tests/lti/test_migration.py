@@ -1,4 +1,4 @@
-"""Migrations 0007 and 0011 on SQLite and PostgreSQL: the LTI tables match the models, and
+"""Migrations 0007, 0011 and 0015 on SQLite and PostgreSQL: the LTI tables match the models, and
 they go down and up again."""
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ MINE = {
     "lti_score_outbox",
     "lti_pending_links",
     "lti_identity_links",
+    "lti_pending_members",
 }
 
 

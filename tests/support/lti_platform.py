@@ -21,6 +21,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+import httpx
 from joserfc import jwt
 from joserfc.jwk import KeySet, RSAKey
 
@@ -110,6 +111,21 @@ class MockPlatform:
             "auth_token_url": f"{self.url}/token",
             "keyset_url": f"{self.url}/jwks",
         }
+
+    def register_at(self, url: str, admin_token: str) -> None:
+        """Registers this platform with the tool served at ``url`` (an admin's token), as an
+        administrator would, and gives the LMS course Ines, Sam and Carol."""
+        self.tool_login = f"{url}/lti/login"
+        self.tool_jwks = lambda: httpx.get(f"{url}/lti/jwks").json()
+        registered = httpx.post(
+            f"{url}/api/lti/platforms",
+            json=self.registration,
+            headers={"Authorization": f"Bearer {admin_token}"},
+        )
+        assert registered.status_code == 201, registered.text
+        self.add_person("ines", "Ines Instructor", [INSTRUCTOR])
+        self.add_person("sam", "Sam Student", [LEARNER])
+        self.add_person("carol", "Carol Neverlaunched", [LEARNER])
 
     def add_person(self, hint: str, name: str, roles: list[str]) -> Person:
         person = Person(sub=f"sub-{hint}", name=name, email=f"{hint}@lms.example.edu", roles=roles)

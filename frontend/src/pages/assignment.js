@@ -1,10 +1,12 @@
 // "/courses/{c}/assignments/{a}": an assignment's problems with points, the student's scores
 // (from the gradebook's grades/me; "—" while it has none) and their own dates. Its staff get a
-// link to the gradebook; its instructors edit, publish and delete it here.
+// link to the gradebook; its instructors edit, publish and delete it here, and, in a course
+// linked to an LMS course, pick the LMS gradebook column its scores go to.
 import { api, describeError } from "../lib/api.js";
 import { assignmentForm } from "../lib/assignment-form.js";
 import { fill, h } from "../lib/dom.js";
 import { feedbackView } from "../lib/feedback.js";
+import { lmsColumnPanel } from "../lib/lms-column.js";
 
 const { courseId, assignmentId } = document.body.dataset;
 const base = `/api/courses/${encodeURIComponent(courseId)}/assignments/${encodeURIComponent(assignmentId)}`;
@@ -204,7 +206,13 @@ function render(root, a, mine, myRole, said) {
     h("p", {}, h("a", { href: `${base}/submissions/me.csv`, download: "" }, "Download your submissions (CSV)")),
     myRole === "ta" || myRole === "instructor" ? h("p", {}, h("a", { href: `/courses/${courseId}/assignments/${assignmentId}/gradebook` }, "Gradebook")) : null,
     controls,
+    myRole === "instructor" ? h("div", { id: "lms-slot" }) : null,
   );
+  if (myRole === "instructor") {
+    lmsColumnPanel(base, assignmentId)
+      .then((panel) => panel && fill(document.getElementById("lms-slot"), panel))
+      .catch((err) => fill(document.getElementById("lms-slot"), h("p", { class: "message error", role: "alert" }, describeError(err))));
+  }
   if (said) {
     const notice = controls.querySelector("#instructor-message");
     notice.className = "message success";

@@ -34,7 +34,17 @@ const INVITATION_LABEL = {
   failed: " · invitation failed (see the mail status)",
 };
 
-function memberRow(m, reload, notice) {
+// Members an LMS roster names on a platform not trusted for email: no second account was
+// made; their LMS identity is linked to this account when they launch and link it.
+async function lmsPending() {
+  try {
+    return new Set((await api(`${base}/lti/pending-members`)).data.map((p) => p.user_id));
+  } catch {
+    return new Set();
+  }
+}
+
+function memberRow(m, reload, notice, pending) {
   const actions = [];
   if (canManage()) {
     const section = h("input", { value: m.section || "", size: "8", maxlength: "64", "aria-label": `Section of ${m.name}` });
@@ -101,7 +111,7 @@ function memberRow(m, reload, notice) {
     h("td", {}, m.email || ""),
     h("td", {}, ROLE_LABEL[m.role] || m.role),
     h("td", {}, m.section || ""),
-    h("td", {}, h("span", { class: `status status-${m.status}` }, m.status), m.has_password ? h("span", { class: "note" }, " · joined") : h("span", { class: "note" }, INVITATION_LABEL[m.invitation] || " · no password")),
+    h("td", {}, h("span", { class: `status status-${m.status}` }, m.status), m.has_password ? h("span", { class: "note" }, " · joined") : h("span", { class: "note" }, INVITATION_LABEL[m.invitation] || " · no password"), pending.has(m.user_id) ? h("span", { class: "note lms-pending" }, " · in the LMS, will be linked on first launch") : null),
     canManage() ? h("td", {}, h("div", { class: "row-actions" }, actions)) : null,
   );
 }
@@ -109,7 +119,7 @@ function memberRow(m, reload, notice) {
 async function renderTable(el, notice) {
   const params = new URLSearchParams({ limit: String(PAGE), offset: String(state.offset) });
   for (const [k, v] of Object.entries(state.filters)) if (v !== "") params.set(k, v);
-  const { data } = await api(`${base}/members?${params}`);
+  const [{ data }, pending] = await Promise.all([api(`${base}/members?${params}`), lmsPending()]);
   const reload = () => renderTable(el, notice);
   const pager = h(
     "div",
@@ -129,7 +139,7 @@ async function renderTable(el, notice) {
         { class: "roster-table", id: "roster-table" },
         h("caption", {}, "Roster"),
         h("thead", {}, h("tr", {}, ["Name", "Email", "Role", "Section", "Status", canManage() ? "Actions" : null].filter(Boolean).map((c) => h("th", { scope: "col" }, c)))),
-        h("tbody", {}, data.items.map((m) => memberRow(m, reload, notice))),
+        h("tbody", {}, data.items.map((m) => memberRow(m, reload, notice, pending))),
       ),
     ),
   );
@@ -311,7 +321,7 @@ function syncForm(refresh) {
       message(status, "Asking the LMS for its roster…");
       try {
         const { data } = await api(`${base}/lti/roster-sync`, { method: "POST" });
-        message(status, `Synced: ${data.members} members in the LMS, ${data.added} added here.`, "success");
+        message(status, `Synced: ${data.members} members in the LMS, ${data.added} added here${data.pending ? `, ${data.pending} will be linked on first launch` : ""}.`, "success");
         await refresh();
       } catch (err) {
         message(status, describeError(err), "error");
