@@ -509,20 +509,20 @@ function statsBlock(st) {
 }
 
 // "This week against last": per diagnosis, the graded attempts that had it in the last seven
-// days and in the seven before (the API's `week`, most frequent this week first).
+// days and in the seven before (the API's `week`, most frequent this week first). Narrow: the
+// panel is a sidebar; the code is in each title's tooltip.
 function weekTable(st) {
-  const caption = h("caption", {}, "This week against last: graded attempts with each diagnosis");
   if (!st.week.length) return h("p", { class: "note insight-week-empty" }, "No diagnosis in the last two weeks.");
   const titles = (state.titles && state.titles[st.problem_id]) || {};
   const change = (t) => {
     const d = t.last_7_days - t.previous_7_days;
-    return d > 0 ? `↑ ${d} more` : d < 0 ? `↓ ${-d} fewer` : "same";
+    return d > 0 ? `+${d}` : d < 0 ? `−${-d}` : "=";
   };
   return h(
     "table",
     { class: "insight-week", "data-problem": st.problem_id },
-    caption,
-    h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Diagnosis"), h("th", { scope: "col" }, "Last 7 days"), h("th", { scope: "col" }, "7 days before"), h("th", { scope: "col" }, "Change"))),
+    h("caption", {}, "This week against last (graded attempts with each diagnosis)"),
+    h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Diagnosis"), h("th", { scope: "col", title: "last 7 days" }, "7 days"), h("th", { scope: "col", title: "the 7 days before" }, "before"), h("th", { scope: "col", title: "change" }, "±"))),
     h(
       "tbody",
       {},
@@ -530,10 +530,10 @@ function weekTable(st) {
         h(
           "tr",
           { "data-code": t.code },
-          h("th", { scope: "row" }, titles[t.code] ? `${titles[t.code]} (${t.code})` : t.code),
+          h("th", { scope: "row", title: t.code }, titles[t.code] || t.code),
           h("td", {}, String(t.last_7_days)),
           h("td", {}, String(t.previous_7_days)),
-          h("td", { class: t.last_7_days > t.previous_7_days ? "tone-bad" : t.last_7_days < t.previous_7_days ? "tone-good" : "" }, change(t)),
+          h("td", { class: t.last_7_days > t.previous_7_days ? "week-up" : t.last_7_days < t.previous_7_days ? "week-down" : "" }, change(t)),
         ),
       ),
     ),
