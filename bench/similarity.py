@@ -20,15 +20,11 @@ where the planted copies ranked.
 from __future__ import annotations
 
 import argparse
-import io
-import keyword
 import random
-import re
 import resource
 import sys
 import tempfile
 import time
-import tokenize
 from datetime import timedelta
 from pathlib import Path
 
@@ -43,7 +39,7 @@ from app.db.migrate import upgrade
 from app.similarity.runner import run_due
 from app.similarity.service import SimilarityService
 from tests.gradebook.factories import T0, attempt_row, make_assignment
-from tests.similarity.solutions import INDEPENDENT
+from tests.similarity.solutions import INDEPENDENT, own_version, planted_copy
 from tests.support.people import add_student, seed_people
 
 PROBLEMS = (
@@ -53,92 +49,6 @@ PROBLEMS = (
     "grouped-query-attention",
     "softmax-backward",
 )
-IDIOMS = (
-    ("np.sqrt(d_k)", "d_k ** 0.5"),
-    ("scores.max(axis=-1, keepdims=True)", "np.max(scores, axis=-1, keepdims=True)"),
-    ("weights.sum(axis=-1, keepdims=True)", "np.sum(weights, axis=-1, keepdims=True)"),
-)
-
-
-def own_version(code: str, rng: random.Random) -> str:
-    for ours, theirs in IDIOMS:
-        if rng.random() < 0.5:
-            code = code.replace(ours, theirs)
-    extras = [
-        f"    assert Q.shape[-1] % num_heads == 0, {rng.randrange(10**6)}",
-        f"    eps_{rng.randrange(100)} = {rng.random():.6f}",
-        f"    print('debug', Q.shape, {rng.randrange(1000)})" if rng.random() < 0.3 else "",
-    ]
-    lines = code.split("\n")
-    at = next(i for i, line in enumerate(lines) if line.startswith("def multi_head_attention"))
-    lines[at + 1 : at + 1] = [e for e in extras if e]
-    helper = (
-        f"\n\ndef check_{rng.randrange(1000)}(x, limit={rng.randrange(1, 99)}):\n"
-        f"    return abs(x).max() < limit * {rng.random():.4f}\n"
-    )
-    return "\n".join(lines) + (helper if rng.random() < 0.5 else "")
-
-
-def planted_copy(code: str, rng: random.Random) -> str:
-    """``code`` as a student would disguise it: every name of theirs renamed, their own
-    statements moved, comments and the docstring rewritten."""
-    names = {
-        t.string
-        for t in tokenize.generate_tokens(io.StringIO(code).readline)
-        if t.type == tokenize.NAME and not keyword.iskeyword(t.string)
-    }
-    keep = {
-        "np",
-        "math",
-        "multi_head_attention",
-        "Q",
-        "K",
-        "V",
-        "W_q",
-        "W_k",
-        "W_v",
-        "W_o",
-        "num_heads",
-        "shape",
-        "reshape",
-        "transpose",
-        "max",
-        "sum",
-        "exp",
-        "sqrt",
-        "einsum",
-        "matmul",
-        "swapaxes",
-        "concatenate",
-        "dot",
-        "split",
-        "stack",
-        "moveaxis",
-        "zeros",
-        "amax",
-        "abs",
-        "range",
-        "list",
-        "float",
-        "slice",
-        "append",
-        "print",
-        "axis",
-        "keepdims",
-    }
-    renames = {n: f"my_{n.lower()}_{rng.randrange(100)}" for n in names - keep}
-    out = []
-    for line in code.split("\n"):
-        stripped = line.strip()
-        if stripped.startswith("#") or stripped.startswith('"""'):
-            continue
-        out.append(re.sub(r"[A-Za-z_][A-Za-z_0-9]*", lambda m: renames.get(m[0], m[0]), line))
-    at = next(i for i, line in enumerate(out) if line.startswith("def multi_head_attention"))
-    own = [i for i, line in enumerate(out) if "assert Q.shape" in line or "eps_" in line]
-    moved = [out[i] for i in own]
-    out = [line for i, line in enumerate(out) if i not in own]
-    out[at + 1 : at + 1] = ["    # computing the attention", *moved[::-1]]
-    return "\n".join(out)
 
 
 def main() -> None:

@@ -50,7 +50,7 @@ class AssignmentFields(BaseModel):
     late_deadlines: list[LateDeadline] = Field(default_factory=list, max_length=20)
     after_close: AfterClose = "closed"
     scoring: Scoring = "best"
-    feedback: Feedback = "visible"
+    feedback: Feedback = "summary"
     hide_scores: StrictBool = False
     max_attempts: int | None = Field(default=None, ge=1, le=10_000)
     attempt_penalties: list[float] = Field(default_factory=list, max_length=100)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -203,9 +203,13 @@ def load_students(
 
 
 def load_attempts(
-    session: Session, assignment_id: int, user_id: int | None = None
+    session: Session,
+    assignment_id: int,
+    user_id: int | None = None,
+    problem_ids: Collection[str] | None = None,
 ) -> list[AttemptRow]:
-    """Every graded attempt of the assignment (of one student with ``user_id``): one query."""
+    """Every graded attempt of the assignment (of one student with ``user_id``; on
+    ``problem_ids``): one query."""
     s = Submission
     stmt = select(
         s.id, s.user_id, s.problem_id, s.graded_attempt, s.status, s.verdict, s.score,
@@ -213,6 +217,8 @@ def load_attempts(
     ).where(s.assignment_id == assignment_id, s.graded_attempt.is_not(None))  # fmt: skip
     if user_id is not None:
         stmt = stmt.where(s.user_id == user_id)
+    if problem_ids is not None:
+        stmt = stmt.where(s.problem_id.in_(list(problem_ids)))
     return [
         AttemptRow(sid, uid, pid, number, status, verdict, score, created, finished)
         for sid, uid, pid, number, status, verdict, score, created, finished in session.execute(
@@ -373,11 +379,15 @@ def compute(
     *,
     section: str | None = None,
     user_id: int | None = None,
+    problem_ids: Collection[str] | None = None,
     diagnoses: bool = False,
 ) -> Gradebook:
     """The gradebook of an assignment: every student of its course (of ``section``, or just
-    ``user_id``) × every problem. ``diagnoses``: also read each cell's latest diagnoses."""
+    ``user_id``) × every problem (of ``problem_ids``). ``diagnoses``: also read each cell's
+    latest diagnoses."""
     problems = load_problems(session, assignment.id, titles)
+    if problem_ids is not None:
+        problems = [p for p in problems if p.problem_id in problem_ids]
     students = load_students(
         session,
         assignment.course_id,
@@ -387,7 +397,11 @@ def compute(
     context = ScoreContext(assignment, load_grants(session, assignment.id))
     wanted = {s.user_id for s in students}
     by_cell: dict[tuple[int, str], list[AttemptRow]] = defaultdict(list)
-    attempts = [a for a in load_attempts(session, assignment.id, user_id) if a.user_id in wanted]
+    attempts = [
+        a
+        for a in load_attempts(session, assignment.id, user_id, problem_ids)
+        if a.user_id in wanted
+    ]
     for row in attempts:
         by_cell[(row.user_id, row.problem_id)].append(row)
     newest = newest_adjustments(load_adjustments(session, assignment.id, user_id))

@@ -6,7 +6,8 @@ given a course the caller may see and reads only that course's assignment.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
+from datetime import datetime
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
@@ -58,9 +59,11 @@ from app.gradebook.scores import (
     load_grants,
     load_latest_diagnoses,
     load_problems,
+    load_students,
     scores_visible,
 )
 from app.gradebook.statistics import WEEK, compute_statistics
+from app.gradebook.statistics_cache import cache_for, problem_keys
 from app.grading.schemas import GradeReport
 from app.submissions.models import Submission
 from app.submissions.repository import SubmissionRepository
@@ -166,6 +169,7 @@ class GradebookService:
         *,
         section: str | None = None,
         user_id: int | None = None,
+        problem_ids: Collection[str] | None = None,
         diagnoses_for: Principal | None = None,
     ) -> Gradebook:
         """``diagnoses_for``: also each cell's latest diagnoses, as this reader may see them:
@@ -177,6 +181,7 @@ class GradebookService:
             self.titles,
             section=section,
             user_id=user_id,
+            problem_ids=problem_ids,
             diagnoses=diagnoses_for is not None,
         )
         if diagnoses_for is not None:
@@ -530,30 +535,68 @@ class GradebookService:
         self, course_id: int, assignment_id: int, section: str | None, reader: Principal
     ) -> StatisticsOut:
         """``reader``: as in ``student`` (no cases, requirements or diagnoses on a problem
-        whose reports are cut for them)."""
+        whose reports are cut for them). A problem whose inputs are unchanged since it was
+        last computed is answered from ``statistics_cache``."""
         now = utcnow()
+        cache = cache_for(self.sessions)
         with self.sessions() as session:
-            book = self._book(
-                session, course_id, assignment_id, section=section, diagnoses_for=reader
+            assignment = self._assignment(session, course_id, assignment_id)
+            problems = load_problems(session, assignment.id, self.titles)
+            ids = [p.problem_id for p in problems]
+            cut = {pid for pid, c in cut_for(session, assignment, ids, reader).items() if c}
+            keys = problem_keys(
+                session,
+                assignment,
+                problems,
+                load_students(session, assignment.course_id, section=section),
+                load_grants(session, assignment.id),
+                cut,
+                now,
             )
-            problems = [p.problem_id for p in book.problems]
-            cut = {
-                pid for pid, c in cut_for(session, book.assignment, problems, reader).items() if c
-            }
-            latest = [
-                c.last_submission_id for r in book.rows for c in r.cells if c.last_submission_id
-            ]
-            reports: dict[str, GradeReport] = {}
-            for start in range(0, len(latest), 500):
-                chunk = latest[start : start + 500]
-                rows = session.execute(
-                    select(Submission.id, Submission.report).where(Submission.id.in_(chunk))
-                )
-                for sid, text in rows:
-                    if text:
-                        reports[sid] = GradeReport.model_validate_json(text)
-            recent = [a.submission_id for a in book.attempts if a.received_at >= now - 2 * WEEK]
-            diagnoses = load_latest_diagnoses(session, recent)
+            found = {pid: cache.get((assignment_id, section, pid), keys[pid]) for pid in ids}
+            missing = {pid for pid, value in found.items() if value is None}
+            if missing:
+                computed = self._statistics(session, assignment, section, reader, cut, now, missing)
+                for value in computed.problems:
+                    slot = (assignment_id, section, value.problem_id)
+                    cache.put(slot, keys[value.problem_id], value)
+                    found[value.problem_id] = value
+        return StatisticsOut(
+            assignment_id=assignment_id,
+            generated_at=now,
+            problems=[value for value in found.values() if value is not None],
+        )
+
+    def _statistics(
+        self,
+        session: Session,
+        assignment: Assignment,
+        section: str | None,
+        reader: Principal,
+        cut: set[str],
+        now: datetime,
+        only: set[str],
+    ) -> StatisticsOut:
+        book = self._book(
+            session,
+            assignment.course_id,
+            assignment.id,
+            section=section,
+            problem_ids=only,
+            diagnoses_for=reader,
+        )
+        latest = [c.last_submission_id for r in book.rows for c in r.cells if c.last_submission_id]
+        reports: dict[str, GradeReport] = {}
+        for start in range(0, len(latest), 500):
+            chunk = latest[start : start + 500]
+            rows = session.execute(
+                select(Submission.id, Submission.report).where(Submission.id.in_(chunk))
+            )
+            for sid, text in rows:
+                if text:
+                    reports[sid] = GradeReport.model_validate_json(text)
+        recent = [a.submission_id for a in book.attempts if a.received_at >= now - 2 * WEEK]
+        diagnoses = load_latest_diagnoses(session, recent)
         return compute_statistics(book, reports, diagnoses, cut, now)
 
     # -- insight -------------------------------------------------------------------------------

@@ -93,7 +93,10 @@ def course(api: TestClient, people: People) -> Course:
     overrides grant ``student`` and section B a long extension and more attempts: an
     assignment's rules that read another's overrides show in every test."""
     course = Course(api, people)
-    course.sibling = course.create(title="Sibling homework", due_at=at(-1), max_attempts=1)
+    # Full feedback: a restricting policy would follow its students into every test's reports.
+    course.sibling = course.create(
+        title="Sibling homework", due_at=at(-1), max_attempts=1, feedback="visible"
+    )
     for target in ({"user_id": people.users["student"]}, {"section": "B"}):
         granted = api.post(
             f"{course.base}/{course.sibling['id']}/overrides",

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from tests.assignments.conftest import PROBLEM, Course, assignment_body, at, error_of
+from tests.support.codes import WRONG
 
 
 def test_instructor_creates_and_members_read(course: Course) -> None:
@@ -165,3 +166,13 @@ def test_a_problem_without_points_takes_the_courses_default(course: Course) -> N
     assert again["problems"][0]["points"] == 4
     kept = course.create(problems=[{"problem_id": PROBLEM, "points": 1}])
     assert kept["problems"][0]["points"] == 1
+
+
+def test_an_assignment_without_a_policy_shows_a_summary(course: Course) -> None:
+    """Issue 39: hidden cases stay hidden unless the instructor chooses otherwise (as the form
+    and a deep-linked problem already did): a student reads a summary."""
+    created = course.create()
+    assert created["feedback"] == "summary"
+    body = course.submit(created["id"], WRONG, wait=25).json()
+    assert body["view"] == "summary" and body["hidden_total"], body
+    assert not [t for t in body["tests"] if t["visibility"] == "hidden"]

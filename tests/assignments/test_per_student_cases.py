@@ -104,7 +104,7 @@ def test_grading_uses_the_students_own_cases(course: Course) -> None:
 
 
 def test_grading_accepts_the_reference_and_rejects_a_wrong_one(course: Course) -> None:
-    created = course.create(per_student_cases=True)
+    created = course.create(per_student_cases=True, feedback="visible")
     for who in ("student", "student_b"):
         right = course.submit(created["id"], CORRECT, who=who, wait=25).json()
         assert right["verdict"] == "accepted", right

@@ -272,8 +272,13 @@ def test_a_course_b_upload_changes_neither_course_a_nor_practice(world) -> None:
     api, people = world
     inputs = case_inputs(seed=31)
     code = trap(inputs)
-    a = create_assignment(api, people, "course", "instructor", title="A's homework")
-    b = create_assignment(api, people, "other_course", "other_instructor", title="B's homework")
+    # Full feedback: practice is read in full below, which a summary assignment would cut.
+    a = create_assignment(
+        api, people, "course", "instructor", title="A's homework", feedback="visible"
+    )
+    b = create_assignment(
+        api, people, "other_course", "other_instructor", title="B's homework", feedback="visible"
+    )
 
     def submit(course: str, assignment: int, who: str) -> Any:
         url = f"/api/courses/{people.courses[course]}/assignments/{assignment}"

@@ -14,7 +14,7 @@ const courseId = body.courseId;
 const assignmentId = body.assignmentId;
 const base = `/api/courses/${courseId}/assignments/${assignmentId}`;
 
-const state = { book: null, dueAt: null, overrides: [], section: "", selected: null, checked: new Set() };
+const state = { book: null, dueAt: null, overrides: [], section: "", selected: null, checked: new Set(), titles: {} };
 
 function points(x) {
   if (x === null || x === undefined) return "";
@@ -386,7 +386,8 @@ function rushSection(rush) {
   );
 }
 
-// The statistics read every latest report in full: fetched when asked for, not with each load.
+// The statistics read the latest reports (once per change: the server keeps them until their
+// inputs change): fetched when asked for, not with each load.
 async function loadStatistics(button) {
   button.disabled = true;
   try {
@@ -403,6 +404,7 @@ async function loadStatistics(button) {
 }
 
 function insightPanel(insight) {
+  state.titles = Object.fromEntries(insight.problems.map((p) => [p.problem_id, Object.fromEntries(p.diagnoses.map((d) => [d.code, d.title]))]));
   const statsButton = h("button", { type: "button", class: "button small", id: "load-statistics" }, "Show statistics (histograms, pass rates)");
   statsButton.addEventListener("click", () => loadStatistics(statsButton));
   return [
@@ -501,6 +503,39 @@ function statsBlock(st) {
       st.median_attempts_until_accepted !== null ? ` · median ${st.median_attempts_until_accepted} attempts until accepted` : "",
       st.median_hours_to_first_accepted !== null ? ` · ${st.median_hours_to_first_accepted} h from release to the first accepted` : "",
       worst ? ` · hardest hidden case: #${worst.index + 1} (${worst.passed} of ${worst.total} pass)` : "",
+    ),
+    weekTable(st),
+  );
+}
+
+// "This week against last": per diagnosis, the graded attempts that had it in the last seven
+// days and in the seven before (the API's `week`, most frequent this week first). Narrow: the
+// panel is a sidebar; the code is in each title's tooltip.
+function weekTable(st) {
+  if (!st.week.length) return h("p", { class: "note insight-week-empty" }, "No diagnosis in the last two weeks.");
+  const titles = (state.titles && state.titles[st.problem_id]) || {};
+  const change = (t) => {
+    const d = t.last_7_days - t.previous_7_days;
+    return d > 0 ? `+${d}` : d < 0 ? `−${-d}` : "=";
+  };
+  return h(
+    "table",
+    { class: "insight-week", "data-problem": st.problem_id },
+    h("caption", {}, "This week against last (graded attempts with each diagnosis)"),
+    h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Diagnosis"), h("th", { scope: "col", title: "last 7 days" }, "7 days"), h("th", { scope: "col", title: "the 7 days before" }, "before"), h("th", { scope: "col", title: "change" }, "±"))),
+    h(
+      "tbody",
+      {},
+      st.week.slice(0, 8).map((t) =>
+        h(
+          "tr",
+          { "data-code": t.code },
+          h("th", { scope: "row", title: t.code }, titles[t.code] || t.code),
+          h("td", {}, String(t.last_7_days)),
+          h("td", {}, String(t.previous_7_days)),
+          h("td", { class: t.last_7_days > t.previous_7_days ? "week-up" : t.last_7_days < t.previous_7_days ? "week-down" : "" }, change(t)),
+        ),
+      ),
     ),
   );
 }
