@@ -3,7 +3,7 @@
     .venv/bin/python bench/torch_vs_numpy.py [--rounds 9]
 
 On the bwrap fork server (its zygote preloads torch), for each attention problem: the p50 of
-grading the NumPy reference and a correct PyTorch solution (tests/problems/torch_solutions.py),
+grading the NumPy reference and a correct PyTorch solution (the folder's solution_torch.py),
 alternated round by round so both see the same load; then the zygote's memory (Rss, Pss) with
 and without torch preloaded. Writes bench/results/torch.json. Skips when torch is not installed.
 """

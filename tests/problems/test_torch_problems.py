@@ -10,12 +10,13 @@ from collections.abc import Iterator
 import pytest
 
 from app.grading.pipeline import build_request, grade_submission
+from app.problems.errormodel import Habit
 from app.problems.frameworks import detect_framework
 from app.problems.loader import Problem
 from sandbox.backends.bwrap import BwrapSandbox
 from sandbox.backends.forkserver import ForkServerSandbox
 from sandbox.backends.runtime import find_torch
-from tests.problems.torch_solutions import HABITS, SOLUTIONS, with_habit
+from tests.problems.torch_solutions import HABITS, SOLUTIONS
 
 pytestmark = [
     pytest.mark.skipif(find_torch() is None, reason="the torch extra is not installed"),
@@ -57,18 +58,33 @@ def test_a_correct_pytorch_solution_is_accepted(
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("problem_id", "edits", "code"), HABITS, ids=[h[2] for h in HABITS])
+@pytest.mark.parametrize(("problem_id", "name", "habit"), HABITS, ids=[h[1] for h in HABITS])
 def test_a_pytorch_habit_is_diagnosed(
     problems: dict[str, Problem],
     fork_server: ForkServerSandbox,
     problem_id: str,
-    edits: tuple[str, ...],
-    code: str,
+    name: str,
+    habit: Habit,
 ) -> None:
-    report = grade_submission(problems[problem_id], with_habit(problem_id, edits), fork_server)
+    code = habit.apply(SOLUTIONS[problem_id])
+    report = grade_submission(problems[problem_id], code, fork_server)
     assert report.framework == "torch"
     assert report.verdict == "wrong_answer", report.error
-    assert code in {d.code for d in report.diagnoses}, [d.code for d in report.diagnoses]
+    assert habit.expect in {d.code for d in report.diagnoses}, [d.code for d in report.diagnoses]
+
+
+def test_the_habits_cover_pytorchs_own() -> None:
+    """The issue's habits, each in some problem's error model: nn.Linear's x @ W.T, softmax over
+    the wrong dim, masked_fill with the mask inverted, triu's diagonal, float32 from
+    torch.tensor."""
+    expected = {
+        "weights-transposed",
+        "softmax-wrong-axis",
+        "mask-inverted",
+        "diagonal-blocked",
+        "low-precision",
+    }
+    assert expected <= {habit.expect for _, _, habit in HABITS}
 
 
 @pytest.mark.slow
