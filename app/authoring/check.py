@@ -464,7 +464,9 @@ def _grade_habits(
             defect(faults, f"habits.{name}", f"{exc} (solution_{framework}.py)")
             continue
         graded = grade_submission(problem, code, sandbox, framework=framework)
-        named = sorted({d.code for d in graded.diagnoses})
+        named = sorted(
+            {d.code for d in graded.diagnoses} | {t.crash for t in graded.tests if t.crash}
+        )
         note(
             f"sandbox ({framework}): habit {name:<22} {graded.verdict.value:<14} "
             f"diagnosed {', '.join(named) or '-'}"

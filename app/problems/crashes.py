@@ -15,7 +15,17 @@ class CrashHint:
 
 
 # code -> the crash (a habit of faults.toml may expect one of these codes).
-CRASH_HINTS: dict[str, CrashHint] = {}
+CRASH_HINTS: dict[str, CrashHint] = {
+    # x.transpose(1, 2).view(b, n, d): a transposed tensor's memory is not in its shape's order,
+    # and .view() never copies (seen in facebookresearch/fairseq issue 2598, in its multi-head
+    # attention module).
+    "view-not-contiguous": CrashHint(
+        type="RuntimeError",
+        says="view size is not compatible with input tensor's size and stride",
+        hint=".view() after a transpose: a transposed tensor's memory is not in its new order "
+        "and .view() never copies. Use .reshape(...), or .contiguous() before .view(...).",
+    ),
+}
 
 
 def crash_hint(error_type: str, message: str) -> tuple[str, str] | None:

@@ -73,7 +73,7 @@ def test_a_folder_offering_torch_without_a_solution_is_a_defect(tmp_path: Path) 
     folder = masked_copy(tmp_path)
     (folder / "solution_torch.py").unlink()
     # No sandbox run is reached: the missing file is the defect.
-    notes, defects = framework_check(folder, None)
+    _notes, defects = framework_check(folder, None)
     assert [(d.path, d.message) for d in defects] == [
         (
             folder / "solution_torch.py",
@@ -86,5 +86,5 @@ def test_a_habit_must_expect_a_code_of_the_model(tmp_path: Path) -> None:
     folder = masked_copy(tmp_path)
     faults = folder / "faults.toml"
     faults.write_text(faults.read_text() + HABIT.replace('"mask-inverted"', '"no-such-fault"'))
-    with pytest.raises(ProblemLoadError, match="habits.fill-where-kept: expect 'no-such-fault'"):
+    with pytest.raises(ProblemLoadError, match=r"habits\.fill-where-kept: expect 'no-such-fault'"):
         load_problem(folder)
