@@ -12,6 +12,7 @@ the runner's diagnostics. The container is force-removed in every case.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import hashlib
 import io
@@ -21,6 +22,7 @@ import math
 import os
 import secrets
 import select
+import shutil
 import socket
 import struct
 import tarfile
@@ -189,6 +191,7 @@ def unopenable_file() -> str:
     """An empty host file of mode 000, for ``UNOPENABLE_MASKS`` (bound read-only)."""
     directory = Path(tempfile.mkdtemp(prefix="tensorjudge-docker-"))
     directory.chmod(0o755)
+    atexit.register(shutil.rmtree, directory, ignore_errors=True)
     path = directory / "unopenable"
     path.touch()
     path.chmod(0)
