@@ -8,7 +8,8 @@
 #   base     makes tensorjudge/base:bookworm (debootstrap + `docker import`) if it is missing; the
 #            root file system tarball is cached, so a later import skips debootstrap;
 #   sandbox  downloads the numpy wheel on the host (the build needs no network) and builds
-#            tensorjudge/sandbox:latest from sandbox/Dockerfile on that base.
+#            tensorjudge/sandbox:latest from sandbox/Dockerfile on that base, with the venv's
+#            torch (pruned as the runtime tree) where .venv has it.
 #
 # Idempotent: a second run only checks, and rebuilds the sandbox image from its cached layers.
 # Where a registry can be reached none of this is needed:
@@ -115,6 +116,21 @@ build_sandbox_image() {
     cp sandbox/Dockerfile "$context/"
     cp sandbox/inside/*.py "$context/inside/"
     cp "$dir"/*.whl "$context/wheels/"
+    # torch, where the host venv has it (make install-test), pruned as the runtime tree prunes it.
+    local copied=0
+    if [ -x .venv/bin/python ]; then
+        .venv/bin/python -m sandbox.backends.imagetorch "$context/site" || copied=$?
+    else
+        copied=3
+    fi
+    case "$copied" in
+        0) log "with torch from .venv (pruned as the runtime tree)" ;;
+        3) log "without torch: not installed in .venv" ;;
+        *)
+            rm -rf "$context"
+            exit 1
+            ;;
+    esac
     log "building $SANDBOX_IMAGE from sandbox/Dockerfile on $BASE_IMAGE (log: $CACHE/build.log)"
     if ! docker build -t "$SANDBOX_IMAGE" --build-arg BASE_IMAGE="$BASE_IMAGE" \
         --build-arg NUMPY_SPEC="$spec" "$context" >"$CACHE/build.log" 2>&1; then

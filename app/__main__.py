@@ -46,7 +46,7 @@ def _worker(args: argparse.Namespace) -> int:
     from app.lifespan import after_grading
     from app.observability.port import MetricsPort
     from app.observability.readiness import Priming, Readiness
-    from app.problems.loader import load_problems
+    from app.problems.loader import frameworks_off, load_problems
     from app.worker.celery_app import run_worker
     from app.worker.runtime import grading_context, open_database
 
@@ -56,7 +56,10 @@ def _worker(args: argparse.Namespace) -> int:
     engine, sessions = open_database(settings)
     # Vetted as the server's start-up does: a worker never grades a folder the API refuses.
     problems = load_problems(
-        settings.problems_dir, settings.extra_problem_dirs, vet=startup_defects
+        settings.problems_dir,
+        settings.extra_problem_dirs,
+        vet=startup_defects,
+        frameworks_off=frameworks_off(settings),
     )
     ctx = grading_context(settings, sessions, problems, after_grading(settings))
     readiness = Readiness(engine, redis_url=settings.redis_url)

@@ -42,7 +42,7 @@ from app.lti.api_routes import router as lti_api_router
 from app.lti.routes import router as lti_router
 from app.notify.routes import router as mail_router
 from app.observability.routes import router as observability_router
-from app.problems.loader import load_problems
+from app.problems.loader import frameworks_off, load_problems
 from app.problems.routes import router as problems_router
 from app.reports.routes import course_router as course_reports_router
 from app.reports.routes import router as reports_router
@@ -142,7 +142,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # Loaded eagerly: a malformed problem folder must stop start-up, not the first request; one
     # that fails the checks of `problems check` needing no sandbox is not served either.
     app.state.problems = load_problems(
-        settings.problems_dir, settings.extra_problem_dirs, vet=startup_defects
+        settings.problems_dir,
+        settings.extra_problem_dirs,
+        vet=startup_defects,
+        frameworks_off=frameworks_off(settings),
     )
     install_error_handlers(app)
     # Every route that reads a body caps it itself; this ceiling bounds one that forgets to. It

@@ -23,6 +23,7 @@ from app.core.config import REPO_ROOT
 from app.grading.matrix import Entry, coverage, host_matrix, run_in_sandbox
 from app.grading.pipeline import grade_submission, input_bytes, run_limits
 from app.problems.cases import Inputs
+from app.problems.frameworks import detect_framework, framework_installed
 from app.problems.hooks import exception_name
 from app.problems.loader import Problem, ProblemLoadError, load_problem
 from app.problems.solutions import single_fault_source
@@ -99,6 +100,7 @@ def check_folder(
         _grade_models(problem, sandbox, note, defect)
         if problem.diagnostics is not None:
             _grade_matrix(problem, entries, sandbox, note, defect)
+        _grade_frameworks(problem, entries, sandbox, note, defect)
     return result
 
 
@@ -348,24 +350,31 @@ def _idiom_coverage(problem: Problem, note: Note, defect: Report) -> list[Entry]
 
 
 def _grade_matrix(
-    problem: Problem, entries: list[Entry], sandbox: Sandbox, note: Note, defect: Report
+    problem: Problem,
+    entries: list[Entry],
+    sandbox: Sandbox,
+    note: Note,
+    defect: Report,
+    framework: str = "numpy",
 ) -> None:
-    """The idiom matrix graded through the real sandbox, one run per way of writing."""
-    graded = run_in_sandbox(problem, sandbox, [e.combo for e in entries])
+    """The idiom matrix graded through the real sandbox, one run per way of writing; with
+    ``framework`` "torch", as PyTorch jobs (tensors in and out)."""
+    graded = run_in_sandbox(problem, sandbox, [e.combo for e in entries], framework)
     wrong = [
         (e, got)
         for e, got in zip(entries, graded, strict=True)
         if got != (e.found if not e.told_apart else (e.combo.codes,))
     ]
+    job = " as PyTorch jobs" if framework == "torch" else ""
     note(
-        f"sandbox: idiom matrix, {len(entries)} models graded, "
+        f"sandbox: idiom matrix{job}, {len(entries)} models graded, "
         f"{len(entries) - len(wrong)} diagnosed as on the host"
     )
     for entry, got in wrong[:10]:
         defect(
             problem.directory / "faults.toml",
             "idioms",
-            f"in the sandbox {sorted(entry.combo.flags)} is diagnosed as "
+            f"in the sandbox{job} {sorted(entry.combo.flags)} is diagnosed as "
             f"{' | '.join(label(f) for f in got) or 'nothing'}",
         )
 
@@ -405,3 +414,66 @@ def _grade_models(problem: Problem, sandbox: Sandbox, note: Note, defect: Report
                     f"a function with only the mistake {flag!r} is diagnosed as "
                     f"{label(frozenset(codes))}, not {code!r}",
                 )
+
+
+def _grade_frameworks(
+    problem: Problem, entries: list[Entry], sandbox: Sandbox, note: Note, defect: Report
+) -> None:
+    """Each framework beside NumPy the folder offers: its starter is read as that framework, the
+    idiom matrix diagnoses the same through its tensors, its correct solution
+    (``solution_<framework>.py``) is accepted, and each of its habits (faults.toml
+    ``[habits]``) is diagnosed as the habit expects."""
+    for framework in problem.spec.frameworks:
+        if framework == "numpy":
+            continue
+        if not framework_installed(framework):
+            note(f"{framework}: NOT checked, not installed on this host")
+            continue
+        starter = problem.directory / f"starter_{framework}.py"
+        if detect_framework(problem.starters[framework]) != framework:
+            defect(starter, None, f"does not import {framework}: it would be graded as NumPy")
+        if problem.diagnostics is not None and entries:
+            _grade_matrix(problem, entries, sandbox, note, defect, framework)
+        path = problem.directory / f"solution_{framework}.py"
+        if not path.is_file():
+            defect(path, None, f"missing: frameworks lists {framework!r}; a correct solution in it")
+            continue
+        solution = path.read_text(encoding="utf-8")
+        report = grade_submission(problem, solution, sandbox, framework=framework)
+        note(f"sandbox ({framework}): the solution is {report.verdict.value}")
+        if report.verdict.value != "accepted":
+            failing = "; ".join(
+                f"{t.name}: {t.message}" for t in report.tests if t.status != "passed"
+            )
+            defect(path, None, f"graded as {report.verdict.value}: {report.error or failing}")
+        if problem.diagnostics is not None:
+            _grade_habits(problem, framework, solution, sandbox, note, defect)
+
+
+def _grade_habits(
+    problem: Problem, framework: str, solution: str, sandbox: Sandbox, note: Note, defect: Report
+) -> None:
+    assert problem.diagnostics is not None
+    faults = problem.directory / "faults.toml"
+    for name, habit in problem.diagnostics.error_model.habits.items():
+        if habit.framework != framework:
+            continue
+        try:
+            code = habit.apply(solution)
+        except ValueError as exc:
+            defect(faults, f"habits.{name}", f"{exc} (solution_{framework}.py)")
+            continue
+        graded = grade_submission(problem, code, sandbox, framework=framework)
+        named = sorted(
+            {d.code for d in graded.diagnoses} | {t.crash for t in graded.tests if t.crash}
+        )
+        note(
+            f"sandbox ({framework}): habit {name:<22} {graded.verdict.value:<14} "
+            f"diagnosed {', '.join(named) or '-'}"
+        )
+        if habit.expect not in named:
+            defect(
+                faults,
+                f"habits.{name}",
+                f"diagnosed as {', '.join(named) or 'nothing'}, not {habit.expect!r}",
+            )

@@ -326,6 +326,12 @@ class Settings(BaseSettings):
         "namespaces and cgroup but holding nothing of any submission; each serves one "
         "submission. 0 forks each run when its submission arrives.",
     )
+    offer_torch: bool = Field(
+        default=True,
+        description="Offer PyTorch on the problems that list it, where torch is installed; false "
+        "offers NumPy only, as where it is not installed (the problem page says PyTorch is not "
+        "available on this server).",
+    )
     sandbox_preload_torch: bool = Field(
         default=True,
         description="Fork server only: the zygote imports torch where it is installed, so "

@@ -20,6 +20,7 @@ import numpy as np
 from app.grading.schemas import CaseReport, OutputReport
 from app.grading.verdicts import Verdict, verdict_of_status
 from app.problems.cases import TestCase, parts_of
+from app.problems.crashes import crash_hint
 from app.problems.spec import EXACT, Returns, Tolerance
 from sandbox.protocol import CaseError, CaseOutcome, RunResult
 
@@ -107,6 +108,8 @@ def compare_case(
         report.seconds = rounded(outcome.seconds, PUBLIC_SECONDS_STEP)
     if outcome.output is None:
         report.message = _no_output(outcome, hidden, several)
+        if not hidden and outcome.error is not None:
+            _name_crash(report, outcome.error)
         return report
     actual = parts_of(outcome.output)
     if not hidden:
@@ -172,6 +175,15 @@ def _no_output(outcome: CaseOutcome, hidden: bool, several: bool) -> str:
     if outcome.error is not None and outcome.error.type != "InvalidOutput":
         return HIDDEN_WORDING["error"]
     return HIDDEN_WORDING["not_outputs" if several else "not_an_array"]
+
+
+def _name_crash(report: CaseReport, error: CaseError) -> None:
+    """A public case's crash the grader knows by name gets its fixed hint. Never called for a
+    hidden case: its message never leaves the sandbox, and even its type would be read here."""
+    named = crash_hint(error.type, error.message)
+    if named is not None:
+        report.crash, hint = named
+        report.message = f"{report.message} ({hint})"
 
 
 def _not_run(run_status: str) -> str:

@@ -20,6 +20,7 @@ from app.grading.pipeline import run_limits
 from app.problems.hooks import exception_name
 from app.problems.loader import Problem
 from app.problems.solutions import planned_faults_source
+from sandbox.backends.runtime import TORCH_RUNTIME_MB
 from sandbox.protocol import CaseArgs, CaseOutcome, Limits, RunRequest, Sandbox
 
 # The matrix covers singles and pairs; the search itself goes up to the error model's
@@ -92,10 +93,11 @@ def coverage(problem: Problem, entries: Sequence[Entry]) -> Coverage:
 
 
 def run_in_sandbox(
-    problem: Problem, sandbox: Sandbox, combos: Sequence[Combo]
+    problem: Problem, sandbox: Sandbox, combos: Sequence[Combo], framework: str = "numpy"
 ) -> list[tuple[frozenset[str], ...]]:
     """What the diagnosis names for each model run as a submission in the sandbox: its
-    alternatives (empty when nothing explains it)."""
+    alternatives (empty when nothing explains it). ``framework`` "torch": each model runs as a
+    PyTorch job, through the tensors it is handed and returns."""
     assert problem.diagnostics is not None
     table = fault_table(problem)
     source = (problem.directory / "reference.py").read_text(encoding="utf-8")
@@ -106,7 +108,9 @@ def run_in_sandbox(
         batch = [i for i, c in enumerate(combos) if c.idiom == idiom]
         plans = [sorted(combos[i].flags) for i in batch]
         request = RunRequest(
-            code=planned_faults_source(source, problem.spec.function_name, plans, len(probes)),
+            code=planned_faults_source(
+                source, problem.spec.function_name, plans, len(probes), framework == "torch"
+            ),
             function_name=problem.spec.function_name,
             param_names=names,
             outputs=len(problem.spec.outputs) if problem.spec.multiple_outputs else None,
@@ -119,7 +123,9 @@ def run_in_sandbox(
                 for n in range(len(batch))
                 for p in probes
             ],
-            limits=_batch_limits(problem, len(batch)),
+            limits=_batch_limits(problem, len(batch), framework),
+            framework="torch" if framework == "torch" else "numpy",
+            forbidden=list(getattr(problem.spec.forbidden, framework, [])),
         )
         run = sandbox.run(request)
         if run.status != "ok":
@@ -140,8 +146,10 @@ def _renamed(outcome: CaseOutcome | None, name: str) -> CaseOutcome | None:
     return None if outcome is None else outcome.model_copy(update={"name": name})
 
 
-def _batch_limits(problem: Problem, models: int) -> Limits:
+def _batch_limits(problem: Problem, models: int, framework: str) -> Limits:
     limits = run_limits(problem)
+    if framework == "torch":
+        limits = limits.model_copy(update={"runtime_mb": TORCH_RUNTIME_MB})
     # Every model of a batch runs in the one process: its time grows with their number.
     seconds = limits.cpu_seconds + 0.05 * models
     return limits.model_copy(

@@ -15,6 +15,7 @@ from app.grading.loadfailure import load_failure
 from app.grading.schemas import CaseReport, Diagnosis, GradeReport, PublicView, RequirementResult
 from app.grading.verdicts import Verdict
 from app.problems.cases import Inputs, TestCase
+from app.problems.crashes import crash_hint
 from app.problems.frameworks import framework_for
 from app.problems.loader import Problem
 from sandbox.backends.runtime import TORCH_RUNTIME_MB
@@ -321,5 +322,7 @@ def _error_text(run: RunResult, cases: Sequence[TestCase], reports: list[CaseRep
             continue
         if case.visibility == "hidden":
             return f"A hidden test {report.message}."
-        return outcome.error.traceback or f"{outcome.error.type}: {outcome.error.message}"
+        text = outcome.error.traceback or f"{outcome.error.type}: {outcome.error.message}"
+        named = crash_hint(outcome.error.type, outcome.error.message)
+        return text if named is None else f"{text.rstrip()}\n\n{named[1]}"
     return None

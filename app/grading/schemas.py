@@ -80,6 +80,9 @@ class CaseReport(_Compared):
     outputs: list[OutputReport] = Field(default_factory=list)
     # Set when the case requires the function to raise this exception type.
     raises: str | None = None
+    # Public cases only: the crash the grader names (``app/problems/crashes.py``), its fixed
+    # hint at the end of ``message``.
+    crash: str | None = None
 
 
 class PublicView(BaseModel):

@@ -21,7 +21,8 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 
 from app.core.errors import first_error
 from app.problems.cases import Inputs, Result
-from app.problems.spec import ProblemSpec, Slug, StrictModel
+from app.problems.crashes import CRASH_HINTS
+from app.problems.spec import Framework, ProblemSpec, Slug, StrictModel
 
 # The grader's own checks, which apply to every problem. Their codes are fixed; each problem
 # words them for its students.
@@ -94,6 +95,29 @@ class Idiom(StrictModel):
     forms: list[str] = Field(min_length=1, max_length=8)
 
 
+class Habit(StrictModel):
+    """One mistake as students make it in a framework's own idiom (``x @ W.T`` as ``nn.Linear``
+    stores it, ``F.softmax(dim=-2)``): the folder's correct solution in that framework
+    (``solution_<framework>.py``) with a few text edits. ``problems check`` grades each one in the
+    sandbox; its diagnosis must name ``expect``."""
+
+    framework: Framework
+    # A fault or contract code of this model, or a crash the grader names (``CRASH_HINTS``).
+    expect: Slug
+    # (old, new) replacements of the solution's text, each ``old`` found in it.
+    edits: list[tuple[str, str]] = Field(min_length=1, max_length=12)
+    # Where the habit was seen in public code (repository and path), as the corpus cites it.
+    seen_in: str = Field(min_length=1, max_length=300)
+
+    def apply(self, solution: str) -> str:
+        """The solution with this habit; ``ValueError`` when an edit's text is not in it."""
+        for old, new in self.edits:
+            if old not in solution:
+                raise ValueError(f"the edit's text {old!r} is not in the solution")
+            solution = solution.replace(old, new)
+        return solution
+
+
 class Exclusion(StrictModel):
     """Faults of independent axes that still never combine: together they describe no function
     (a reduction on the wrong axis of a gradient that reduces nothing) or one fault makes the
@@ -116,6 +140,7 @@ class ErrorModel(StrictModel):
     contract: dict[Slug, ContractWording]
     idioms: dict[Slug, Idiom] = Field(default_factory=dict)
     exclude: list[Exclusion] = Field(default_factory=list)
+    habits: dict[Slug, Habit] = Field(default_factory=dict)
 
     @field_validator("contract")
     @classmethod
@@ -164,6 +189,14 @@ class ErrorModel(StrictModel):
             unknown = [c for c in entry.faults if c not in self.faults]
             if unknown:
                 raise ValueError(f"exclude: {unknown} are not faults")
+        for name, habit in self.habits.items():
+            if habit.framework == "numpy":
+                raise ValueError(f"habits.{name}: a habit belongs to another framework than NumPy")
+            if habit.expect not in (*self.faults, *self.contract, *CRASH_HINTS):
+                raise ValueError(
+                    f"habits.{name}: expect {habit.expect!r} is no fault, contract code or "
+                    f"named crash ({', '.join(CRASH_HINTS)})"
+                )
         return self
 
     def flags(self, code: str) -> list[str]:

@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from pydantic import ValidationError
@@ -97,6 +97,8 @@ class Problem:
     fingerprint: str = ""
     # The editor's starter per framework the folder offers ("numpy" is ``starter_code``).
     starters: dict[str, str] = field(default_factory=dict)
+    # Frameworks this server does not offer even where installed (``Settings.offer_torch``).
+    frameworks_off: frozenset[str] = frozenset()
 
     @property
     def id(self) -> str:
@@ -104,8 +106,19 @@ class Problem:
 
     @property
     def frameworks(self) -> tuple[str, ...]:
-        """The frameworks a submission may use here: the folder's, those this host runs."""
-        return tuple(f for f in self.spec.frameworks if f == "numpy" or framework_installed(f))
+        """The frameworks a submission may use here: the folder's, those this host runs and
+        offers."""
+        return tuple(
+            f
+            for f in self.spec.frameworks
+            if f == "numpy" or (framework_installed(f) and f not in self.frameworks_off)
+        )
+
+    @property
+    def frameworks_unavailable(self) -> tuple[str, ...]:
+        """The folder's frameworks this server does not offer (not installed, or switched off)."""
+        offered = self.frameworks
+        return tuple(f for f in self.spec.frameworks if f not in offered)
 
     def validate_inputs(self, inputs: Inputs) -> Dims:
         """Signature check plus the problem's own constraints; raises ``InvalidCase``."""
@@ -419,12 +432,16 @@ class FoldersRefused(ProblemLoadError):
 
 
 def load_problems(
-    root: Path, extra: Sequence[Path] = (), vet: Vet | None = None
+    root: Path,
+    extra: Sequence[Path] = (),
+    vet: Vet | None = None,
+    frameworks_off: frozenset[str] = frozenset(),
 ) -> dict[str, Problem]:
     """Every problem folder under ``root`` and under each folder of ``extra`` (a course's own
     problems, ``GRADER_PROBLEM_DIRS``). Ids are unique across all of them. ``vet`` adds the
     start-up checks; any folder that fails to load or is vetted with defects refuses them all,
-    every such folder named (``FoldersRefused``)."""
+    every such folder named (``FoldersRefused``). ``frameworks_off``: frameworks no problem
+    offers on this server (``frameworks_off(settings)``)."""
     problems: dict[str, Problem] = {}
     refused: dict[Path, list[str]] = {}
     for base in (root, *extra):
@@ -443,7 +460,7 @@ def load_problems(
                     f"{problem.id!r} is also the id of {other.directory}",
                     "id",
                 )
-            problems[problem.id] = problem
+            problems[problem.id] = replace(problem, frameworks_off=frameworks_off)
     if vet is not None and problems:
         for problem_id, defects in vet(list(problems.values())).items():
             if defects:
@@ -470,3 +487,13 @@ def folder_fingerprint(directory: Path) -> str:
     for path in sorted(p for p in directory.rglob("*") if p.is_file() and p.suffix != ".pyc"):
         digest.update(str(path.relative_to(directory)).encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
+
+
+def frameworks_off(settings: FrameworkSettings) -> frozenset[str]:
+    """The frameworks this server's settings switch off (``GRADER_OFFER_TORCH=false``)."""
+    return frozenset() if settings.offer_torch else frozenset({"torch"})
+
+
+class FrameworkSettings(Protocol):
+    @property
+    def offer_torch(self) -> bool: ...

@@ -62,6 +62,9 @@ class ProblemDetail(BaseModel):
     # the folder has one and torch is installed): the editor's framework switch. A submission is
     # graded in the framework its imports show.
     starters: dict[str, str] = {}
+    # The folder's frameworks this server does not offer (torch not installed, or switched off
+    # with GRADER_OFFER_TORCH=false): the page says so instead of hiding the switch silently.
+    frameworks_unavailable: list[str] = []
     function_name: str
     signature: str
     params: list[ParamOut]
@@ -113,6 +116,7 @@ def detail_out(problem: Problem) -> ProblemDetail:
         statement_markdown=problem.statement_markdown,
         starter_code=problem.starter_code,
         starters={f: problem.starters.get(f, problem.starter_code) for f in problem.frameworks},
+        frameworks_unavailable=list(problem.frameworks_unavailable),
         function_name=s.function_name,
         signature=s.signature,
         params=[param_out(p) for p in s.params],

@@ -12,6 +12,7 @@ the runner's diagnostics. The container is force-removed in every case.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import hashlib
 import io
@@ -21,9 +22,11 @@ import math
 import os
 import secrets
 import select
+import shutil
 import socket
 import struct
 import tarfile
+import tempfile
 import time
 from collections.abc import Callable, Iterable
 from functools import lru_cache
@@ -117,8 +120,12 @@ def seccomp_profile() -> str:
 def container_options(limits: Limits) -> dict[str, Any]:
     """Everything the engine enforces for one run (kwargs of ``containers.create``)."""
     cpu = max(1, math.ceil(limits.cpu_seconds))
-    memory = f"{limits.memory_mb}m"
-    memory_bytes = limits.memory_mb * 1024 * 1024
+    # A torch job imports torch in its container: the libraries' pages are charged to its cgroup
+    # and their writable mappings count in RLIMIT_DATA. They are the runtime's, not the
+    # submission's (``Limits.runtime_mb``, added as the other backends add it to RLIMIT_AS).
+    memory_mb = limits.memory_mb + limits.runtime_mb
+    memory = f"{memory_mb}m"
+    memory_bytes = memory_mb * 1024 * 1024
     # The runner's supervisor is PID 1 and the only task beyond what the submission may start.
     processes = limits.max_processes + 1
     return {
@@ -171,13 +178,42 @@ def masked_paths() -> list[str]:
     return sorted({*_DOCKER_MASKED, *(f"/proc/{name}" for name in files + dirs)})
 
 
+# The engine masks a file with /dev/null, which opens and reads empty there. An empty
+# /proc/cpuinfo makes torch's cpuinfo library count zero processors and crash torch's kernels
+# (SIGSEGV in a transposed copy or an addition); where the file cannot be opened, as under
+# bwrap's mask, it gives up and torch falls back to its defaults. So /proc/cpuinfo is covered by
+# a host file no run may open (mode 000, no capabilities in the container): it says as little.
+UNOPENABLE_MASKS = ("/proc/cpuinfo",)
+
+
+@lru_cache(maxsize=1)
+def unopenable_file() -> str:
+    """An empty host file of mode 000, for ``UNOPENABLE_MASKS`` (bound read-only)."""
+    directory = Path(tempfile.mkdtemp(prefix="tensorjudge-docker-"))
+    directory.chmod(0o755)
+    atexit.register(shutil.rmtree, directory, ignore_errors=True)
+    path = directory / "unopenable"
+    path.touch()
+    path.chmod(0)
+    return str(path)
+
+
 def create_container(client: docker.DockerClient, image: str, **options: Any) -> Any:
     """``client.containers.create(image, **options)`` with ``masked_paths()``, which the SDK's
     own arguments cannot express (the engine's HostConfig.MaskedPaths, API 1.40)."""
     args = _create_container_args(
         {"image": image, "version": client.api._version, "command": None, **options}
     )
-    args["host_config"]["MaskedPaths"] = masked_paths()
+    masked = masked_paths()
+    args["host_config"]["MaskedPaths"] = [p for p in masked if p not in UNOPENABLE_MASKS]
+    args["host_config"]["Mounts"] = [
+        *args["host_config"].get("Mounts", []),
+        *(
+            {"Type": "bind", "Source": unopenable_file(), "Target": p, "ReadOnly": True}
+            for p in UNOPENABLE_MASKS
+            if p in masked
+        ),
+    ]
     return client.containers.get(client.api.create_container(**args)["Id"])
 
 

@@ -9,6 +9,12 @@ background thread launches replacements one at a time.
 Rlimits and the tmpfs size are fixed when a sandbox is launched, so the pool holds sandboxes for
 one set of limits: the latest requested. A request with other limits runs cold and re-keys the
 pool (a deployment grades one problem's limits most of the time).
+
+A PyTorch job runs cold and leaves the pool as it is: pooled runners hold numpy only, and a torch
+job's limits (``runtime_mb``) differ from its problem's NumPy jobs', so it would otherwise throw
+the pool away and leave the next NumPy grading cold too. Preloading torch in every pooled
+sandbox would cost each ~200 MiB and seconds of CPU whether a torch job comes or not; the fork
+server is where torch is preloaded (once, in its zygote).
 """
 
 from __future__ import annotations
@@ -41,7 +47,8 @@ class WarmPoolSandbox:
         self._closed = False
         # Counters for operators and the benchmark: runs served warm, and cold.
         self.warm_runs = 0
-        self.cold_runs = 0
+        self.cold_runs = 0  # PyTorch jobs included, also counted in ``torch_runs``
+        self.torch_runs = 0
         self._filler = threading.Thread(target=self._fill, name="sandbox-warm-pool", daemon=True)
         self._filler.start()
         atexit.register(_close_at_exit, weakref.ref(self))
@@ -57,6 +64,11 @@ class WarmPoolSandbox:
 
     def run(self, request: RunRequest) -> RunResult:
         job = encode_job(request)  # before a sandbox is taken (``BwrapSandbox.finish``)
+        if request.framework == "torch":
+            with self._cond:
+                self.cold_runs += 1
+                self.torch_runs += 1
+            return self.inner.finish(self.inner.start(request.limits), request, job)
         started = self._take(request.limits)
         if started is None:
             with self._cond:

@@ -159,14 +159,21 @@ def _sources(rt: PythonRuntime) -> Iterator[tuple[str, Path]]:
     if rt.numpy_libs is not None:
         yield from _walk(rt.numpy_libs, f"{SITE}/numpy.libs", lambda rel: False)
     if rt.torch_dir is not None:
-        yield from _walk(rt.torch_dir, f"{SITE}/torch", _torch_skip)
-        for name in TORCH_COMPANIONS:
-            src = rt.torch_dir.parent / name
-            if src.is_dir():
-                yield from _walk(src, f"{SITE}/{name}", lambda rel: False)
-            elif src.is_file():
-                yield f"{SITE}/{name}", src
+        yield from torch_sources(rt.torch_dir, SITE)
     yield from _walk(INSIDE_PACKAGE, INSIDE_MOUNT, lambda rel: False)
+
+
+def torch_sources(torch_dir: Path, site: str) -> Iterator[tuple[str, Path]]:
+    """(path under ``site``, host path) of torch as a run may have it (``_torch_skip``) and the
+    companions ``import torch`` needs: for the runtime tree and the docker image alike
+    (``sandbox/backends/imagetorch.py``)."""
+    yield from _walk(torch_dir, f"{site}/torch", _torch_skip)
+    for name in TORCH_COMPANIONS:
+        src = torch_dir.parent / name
+        if src.is_dir():
+            yield from _walk(src, f"{site}/{name}", lambda rel: False)
+        elif src.is_file():
+            yield f"{site}/{name}", src
 
 
 def _stdlib_skip(rel: str) -> bool:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from app.problems.loader import ProblemLoadError, load_problem, problem_folders
+from sandbox.backends.runtime import find_torch
 from tests.conftest import PROBLEMS_DIR
 from tests.support.folders import edit
 
@@ -39,6 +40,10 @@ def test_every_problem_folder_passes_the_check(folder: Path):
     assert f"== {folder.name}: OK" in done.stdout
     assert "sandbox: the reference is accepted" in done.stdout
     assert "statement: every formula parses" in done.stdout
+    if (folder / "solution_torch.py").is_file() and find_torch() is not None:
+        # The PyTorch writing: the matrix through tensors, the solution and its habits.
+        assert "idiom matrix as PyTorch jobs" in done.stdout
+        assert "sandbox (torch): the solution is accepted" in done.stdout
 
 
 def test_a_new_skeleton_passes_the_check(tmp_path: Path):

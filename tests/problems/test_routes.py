@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from app.core.config import Settings
 from app.main import create_app
 from app.problems.loader import Problem
+from sandbox.backends.runtime import find_torch
 from tests.conftest import PROBLEMS_DIR
 
 
@@ -123,3 +124,31 @@ def test_unsafe_process_sandbox_is_refused_without_opt_in_and_warned_with_it(tmp
     with caplog.at_level(logging.WARNING, logger="app.main"):
         create_app(Settings(data_dir=tmp_path, problems_dir=PROBLEMS_DIR))
     assert not any("WITHOUT isolation" in r.getMessage() for r in caplog.records)
+
+
+def test_a_server_that_does_not_offer_torch_says_so_and_grades_numpy(tmp_path):
+    """GRADER_OFFER_TORCH=false: the starters are NumPy's alone, the problem lists PyTorch as
+    unavailable, and a torch submission is graded as NumPy (as where torch is not installed)."""
+    from app.grading.pipeline import build_request
+
+    settings = Settings(
+        data_dir=tmp_path / "data",
+        problems_dir=PROBLEMS_DIR,
+        sandbox_prime=False,
+        offer_torch=False,
+    )
+    with TestClient(create_app(settings)) as client:
+        body = client.get("/api/problems/masked-attention").json()
+        problem = client.app.state.problems["masked-attention"]  # type: ignore[attr-defined]
+    assert list(body["starters"]) == ["numpy"]
+    assert body["frameworks_unavailable"] == ["torch"]
+    assert problem.frameworks == ("numpy",)
+    request = build_request(problem, "import torch\n", problem.examples[:1], "torch")
+    assert request.framework == "numpy" and request.limits.runtime_mb == 0
+
+
+@pytest.mark.skipif(find_torch() is None, reason="the torch extra is not installed")
+def test_where_torch_is_installed_and_offered_nothing_is_unavailable(client: TestClient):
+    body = client.get("/api/problems/masked-attention").json()
+    assert list(body["starters"]) == ["numpy", "torch"]
+    assert body["frameworks_unavailable"] == []

@@ -11,7 +11,15 @@ import pytest
 
 from sandbox.backends.bwrap import BwrapSandbox
 from sandbox.backends.pool import WarmPoolSandbox
-from tests.sandbox.helpers import FAST, IDENTITY, assert_grader_still_works, run, run_processes
+from sandbox.backends.runtime import TORCH_RUNTIME_MB, find_torch
+from tests.sandbox.helpers import (
+    FAST,
+    IDENTITY,
+    assert_grader_still_works,
+    make_request,
+    run,
+    run_processes,
+)
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -117,3 +125,29 @@ def test_close_destroys_idle_sandboxes(bwrap_sandbox: BwrapSandbox) -> None:
             assert not path.exists()
     pool.inner.last_run_id = idle[0].run_id
     assert run_processes(pool.inner) == []
+
+
+@pytest.mark.skipif(find_torch() is None, reason="the torch extra is not installed")
+def test_a_torch_job_runs_cold_and_leaves_the_pool_warm(pool: WarmPoolSandbox) -> None:
+    """A PyTorch job's limits (runtime_mb) differ from its problem's NumPy jobs': keyed like any
+    other request it threw the pooled sandboxes away, and the next NumPy grading ran cold."""
+    assert pool.prewarm(FAST)
+    with pool._cond:
+        idle = list(pool._ready)
+    torch_limits = FAST.model_copy(update={"runtime_mb": TORCH_RUNTIME_MB, "cpu_seconds": 5})
+    request = make_request(
+        "import torch\ndef f(a, n):\n    return torch.ones(3, dtype=torch.float64) * n\n",
+        limits=torch_limits.model_copy(update={"wall_seconds": 20}),
+    ).model_copy(update={"framework": "torch"})
+    cold, torch_runs = pool.cold_runs, pool.torch_runs
+    result = pool.run(request)
+    assert result.status == "ok", result.message
+    assert list(result.cases[0].output) == [2.0, 2.0, 2.0]  # type: ignore[arg-type]
+    assert (pool.cold_runs, pool.torch_runs) == (cold + 1, torch_runs + 1)
+    with pool._cond:
+        assert pool._limits == FAST
+        # The sandboxes waiting before the torch job still wait (the filler may add more).
+        assert idle and all(started in pool._ready and started.alive() for started in idle)
+    served = pool.warm_runs
+    assert run(pool, IDENTITY).status == "ok"
+    assert pool.warm_runs == served + 1

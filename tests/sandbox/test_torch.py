@@ -1,6 +1,7 @@
-"""PyTorch submissions in the real sandbox (cold bwrap and the fork server, whose zygote preloads
-torch): tensors in and arrays out, forbidden APIs refused however they are reached, and torch's
-own ways out closed, each attacked for real. Skipped where the ``torch`` extra is not installed."""
+"""PyTorch submissions in the real sandbox (cold bwrap, the fork server, whose zygote preloads
+torch, and docker, whose image holds torch): tensors in and arrays out, forbidden APIs refused
+however they are reached, and torch's own ways out closed, each attacked for real. Skipped where
+the ``torch`` extra is not installed."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from sandbox.backends.bwrap import BwrapSandbox
 from sandbox.backends.forkserver import ForkServerSandbox
 from sandbox.backends.runtime import TORCH_RUNTIME_MB, find_torch
 from sandbox.protocol import CaseArgs, Limits, RunRequest, RunResult, Sandbox
-from tests.sandbox.conftest import AlwaysForked
+from tests.sandbox.conftest import AlwaysForked, _docker
 
 pytestmark = [
     pytest.mark.skipif(find_torch() is None, reason="the torch extra is not installed"),
@@ -34,12 +35,16 @@ SDPA = "torch.nn.functional.scaled_dot_product_attention"
 MHA = "torch.nn.MultiheadAttention"
 
 
-@pytest.fixture(scope="module", params=["bwrap", "bwrap-fork"])
+@pytest.fixture(scope="module", params=["bwrap", "bwrap-fork", "docker"])
 def torch_sandbox(
     request: pytest.FixtureRequest, bwrap_sandbox: BwrapSandbox, fork_server: ForkServerSandbox
 ) -> Sandbox:
     if request.param == "bwrap":
         return bwrap_sandbox
+    if request.param == "docker":
+        # The image holds torch pruned as the runtime tree (sandbox/Dockerfile); each run is a
+        # cold container that imports it.
+        return _docker()
     assert fork_server.preload_torch  # torch is installed: the zygote has it loaded
     return AlwaysForked(fork_server)
 
@@ -260,3 +265,33 @@ def test_a_fork_server_without_torch_runs_torch_jobs_cold(bwrap_sandbox: BwrapSa
         assert server.inner.last_run_id != before  # the bwrap backend ran it, not a fork
     finally:
         server.close()
+
+
+def test_torch_is_the_runtimes_memory_and_the_submission_still_gets_only_its_own(
+    torch_sandbox: Sandbox,
+) -> None:
+    """Under a 128 MiB limit a torch job still imports torch (``runtime_mb`` is added for its
+    mappings, on every backend) and computes; a 160 MB tensor of its own is still refused."""
+    small = TORCH_LIMITS.model_copy(update={"memory_mb": 128})
+    code = "import torch\ndef f(a, m, n):\n    return {}\n"
+
+    def run_small(body: str) -> RunResult:
+        request = RunRequest(
+            code=code.format(body),
+            function_name="f",
+            param_names=["a", "m", "n"],
+            cases=[CaseArgs(name="case", args={"a": np.ones(3), "m": np.eye(1, 3, dtype=bool),
+                                               "n": 2})],
+            limits=small,
+            framework="torch",
+        )  # fmt: skip
+        return torch_sandbox.run(request)
+
+    output, error, message = only_case(run_small("(a * n).T.contiguous() + 1"))
+    assert error is None, message
+    assert output is not None and output.tolist() == [3.0, 3.0, 3.0]
+    big = run_small("torch.ones(20_000_000, dtype=torch.float64) + 1")
+    refused = big.status == "memory_limit_exceeded" or (
+        big.status == "ok" and big.cases[0].error is not None
+    )
+    assert refused, (big.status, big.message, big.cases)

@@ -172,7 +172,16 @@ const FRAMEWORK_NAMES = { numpy: "NumPy", torch: "PyTorch" };
 function frameworkSwitch() {
   const starters = problem.starters || {};
   const names = Object.keys(starters);
-  if (names.length < 2) return null;
+  const unavailable = (problem.frameworks_unavailable || []).map((name) => FRAMEWORK_NAMES[name] || name);
+  if (names.length < 2) {
+    // The problem has a PyTorch version this server does not offer: say so rather than hide it.
+    if (!unavailable.length) return null;
+    return h(
+      "span",
+      { id: "framework-unavailable", class: "note framework-switch" },
+      `${unavailable.join(" and ")} ${unavailable.length > 1 ? "are" : "is"} not installed on this server: submissions are graded as NumPy.`,
+    );
+  }
   return h(
     "label",
     { class: "framework-switch" },
