@@ -46,6 +46,8 @@ from app.problems.loader import load_problems
 from app.problems.routes import router as problems_router
 from app.reports.routes import course_router as course_reports_router
 from app.reports.routes import router as reports_router
+from app.signup.routes import pages as signup_pages_router
+from app.signup.routes import router as signup_router
 from app.similarity.pages import router as similarity_pages_router
 from app.similarity.routes import router as similarity_router
 from app.submissions.list_routes import router as submission_list_router
@@ -88,6 +90,8 @@ ROUTERS = (
     admin_users_router,
     admin_config_router,
     setup_router,
+    signup_router,
+    signup_pages_router,
     oidc_router,
     problems_router,
     pages_router,
