@@ -40,6 +40,7 @@ from app.gradebook.routes import router as gradebook_router
 from app.lifespan import lifespan
 from app.lti.api_routes import router as lti_api_router
 from app.lti.routes import router as lti_router
+from app.notify.invitations import invite_enrolled
 from app.notify.routes import router as mail_router
 from app.observability.routes import router as observability_router
 from app.problems.loader import load_problems
@@ -143,6 +144,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # What a caller is shown of a submission: an assignment's feedback policy decides for its
     # submissions (app.submissions imports no rule package).
     app.state.submission_view = assignment_view
+    # Who a roster import's people are invited by: app.notify (app.courses cannot import it).
+    app.state.roster_invite = invite_enrolled
     # Loaded eagerly: a malformed problem folder must stop start-up, not the first request; one
     # that fails the checks of `problems check` needing no sandbox is not served either.
     app.state.problems = load_problems(
