@@ -223,6 +223,13 @@ class Settings(BaseSettings):
         description="How long before an assignment's due date its students with attempts left "
         "and nothing accepted get a reminder (once; an optional mail). 0 sends none.",
     )
+    mail_reminder_interval_seconds: float = Field(
+        default=60.0,
+        gt=0,
+        le=3600,
+        description="How often the reminder pass looks for assignments due within "
+        "mail_reminder_hours.",
+    )
     mail_retry_base_seconds: float = Field(
         default=30.0,
         gt=0,
