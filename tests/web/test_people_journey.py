@@ -6,8 +6,9 @@ The first administrator comes from the setup link the server printed; they add a
 /admin, who chooses a password from the mailed link, creates a course and uploads a 30-student
 roster with invitations on; the SMTP server receives the 30 invitations; three students choose
 passwords from their mailed links and submit, one in the browser, one with ``tj``, one from a
-notebook (a real kernel); the due date comes near and the 27 others get a reminder; the scores
-are published and all 30 are told."""
+notebook (a real kernel); someone not on the roster joins by the course's link with no account
+(the mailed link makes it); the due date comes near and the 28 with nothing accepted get a
+reminder; the scores are published and all 31 are told."""
 
 from __future__ import annotations
 
@@ -38,6 +39,8 @@ PASSWORD = "correct horse battery staple"
 STUDENTS = [(f"s{i:02d}@example.edu", f"Student {i:02d}") for i in range(1, 31)]
 SETUP = re.compile(r"/setup/[A-Za-z0-9_-]+")
 RESET = re.compile(r"http://127\.0\.0\.1:\d+(/reset/[A-Za-z0-9_-]+)")
+VERIFY = re.compile(r"http://127\.0\.0\.1:\d+(/verify/[A-Za-z0-9_-]+)")
+LATE = "late@example.edu"
 
 
 def _texts(inbox: Inbox, subject: str) -> dict[str, str]:
@@ -134,6 +137,7 @@ def test_from_an_empty_server_to_published_scores(
         card = prof.locator(".course-card", has_text="Deep Learning 101")
         expect(card).to_have_count(1)
         course = card.get_attribute("data-course-id")
+        join_code = card.locator("code").inner_text()
         status, assignment = page_api(
             prof,
             "POST",
@@ -214,23 +218,41 @@ def test_from_an_empty_server_to_published_scores(
         assert not errors, json.dumps(errors)[:3000]
         assert "".join(o.get("text", "") for o in nb.cells[3].outputs).split() == ["accepted"]
 
-        # The due date comes within a day: the 27 with nothing accepted are reminded.
+        # Someone not on the roster joins by the course's link, with no account: the mailed
+        # link makes it, joins the course and signs in.
+        sam.context.clear_cookies()
+        sam.goto(f"/join/{join_code}")
+        sam.get_by_role("button", name="I have no account").click()
+        sam.locator("#signup-name").fill("Late Joiner")
+        sam.locator("#signup-email").fill(LATE)
+        sam.locator("#signup-password").fill(PASSWORD)
+        sam.locator("#signup-again").fill(PASSWORD)
+        sam.get_by_role("button", name="Create my account").click()
+        expect(sam.locator("#signup-done")).to_contain_text("Check your mail")
+        confirm = lambda: _texts(inbox, "Confirm your TensorJudge address")  # noqa: E731
+        _wait(inbox, lambda: LATE in confirm(), "the sign-up's mail")
+        [verify] = VERIFY.findall(confirm()[LATE])
+        sam.goto(verify)
+        sam.get_by_role("button", name="Confirm and sign in").click()
+        expect(sam).to_have_url(re.compile(rf"/courses/{course}$"))
+
+        # The due date comes within a day: the 28 with nothing accepted are reminded.
         soon = (datetime.now(UTC) + timedelta(hours=2)).isoformat()
         status, moved = page_api(prof, "PATCH", base, {"due_at": soon})
         assert status == 200, moved
         reminded = lambda: _texts(inbox, "Attention homework is due")  # noqa: E731
-        others = sorted(e for e, _ in STUDENTS[3:])
-        _wait(inbox, lambda: len(reminded()) == 27, "27 reminders")
+        others = sorted([LATE, *(e for e, _ in STUDENTS[3:])])
+        _wait(inbox, lambda: len(reminded()) == 28, "28 reminders")
         assert sorted(reminded()) == others
 
         # The scores are published: every student is told.
         status, published = page_api(prof, "POST", f"{base}/publish", {"scores": True})
         assert status == 200, published
         told = lambda: _texts(inbox, "scores of Attention homework are published")  # noqa: E731
-        _wait(inbox, lambda: len(told()) == 30, "30 scores-published mails")
-        assert sorted(told()) == [e for e, _ in STUDENTS]
+        _wait(inbox, lambda: len(told()) == 31, "31 scores-published mails")
+        assert sorted(told()) == sorted([LATE, *(e for e, _ in STUDENTS)])
         # Nobody got a mail twice (the three who submitted got no reminder).
-        assert len(inbox.mails) == 1 + 30 + 27 + 30
+        assert len(inbox.mails) == 1 + 30 + 1 + 28 + 31
     finally:
         for context, _, _ in pages:
             context.close()
