@@ -9,8 +9,7 @@ from fastapi.testclient import TestClient
 from app.mail.messages import reset_message
 from app.mail.outbox import enqueue
 from app.main import create_app
-from tests.instructors.conftest import make_settings
-from tests.mail.conftest import Inbox
+from tests.mail.conftest import Inbox, mail_settings
 from tests.support.people import seed_people
 
 
@@ -72,9 +71,7 @@ def test_a_mailed_reset_link_is_a_whole_address_without_a_public_url(
 ) -> None:
     """Without GRADER_PUBLIC_URL the answer keeps the path, and the mail holds the request's
     address before it: a path alone in a mail is no link (it was, before)."""
-    settings = make_settings(
-        tmp_path / "data", mailer="smtp", smtp_port=inbox.port, mail_send_interval_seconds=0.05
-    )
+    settings = mail_settings(tmp_path / "data", inbox, public_url=None)
     with TestClient(create_app(settings)) as api:
         people = seed_people(api.app.state.sessions)  # type: ignore[attr-defined]
         uid = people.users["student"]

@@ -24,8 +24,7 @@ from app.mail.models import MailOut
 from app.main import create_app
 from app.signup.models import Signup
 from tests.accounts.conftest import JSON
-from tests.instructors.conftest import make_settings
-from tests.mail.conftest import Inbox
+from tests.mail.conftest import Inbox, mail_settings
 from tests.mail.test_invitations import body_of, wait_for
 from tests.support.people import People, seed_people
 
@@ -43,16 +42,7 @@ def make_app(tmp_path: Path, inbox: Inbox, database_url: str | None) -> Iterator
 
     @contextmanager
     def start(**overrides: Any) -> Iterator[App]:
-        settings = make_settings(
-            tmp_path / "data",
-            database_url,
-            mailer="smtp",
-            smtp_port=inbox.port,
-            smtp_from="judge@example.edu",
-            public_url="https://judge.example.edu/",
-            mail_send_interval_seconds=0.05,
-            **overrides,
-        )
+        settings = mail_settings(tmp_path / "data", inbox, database_url, **overrides)
         with TestClient(create_app(settings)) as api:
             yield api, seed_people(api.app.state.sessions)  # type: ignore[attr-defined]
 

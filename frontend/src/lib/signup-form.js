@@ -1,36 +1,26 @@
 // The "I have no account" form of the join and sign-up pages: name, email and password, sent
 // to POST /api/signup (with the course's code when joining). The answer is the same whether or
 // not the address has an account; the mail says which.
+import { field, newPassword } from "./account-form.js";
 import { api, describeError } from "./api.js";
 import { fill, h } from "./dom.js";
-
-function field(id, label, attrs) {
-  const input = h("input", { id, required: true, ...attrs });
-  return [input, h("div", { class: "field" }, h("label", { for: id }, label), input)];
-}
 
 export function signupForm({ code = null, hint = null } = {}) {
   const error = h("p", { class: "message error", role: "alert", id: "signup-error" });
   const [name, nameField] = field("signup-name", "Your name", { type: "text", autocomplete: "name" });
   const [email, emailField] = field("signup-email", "Email", { type: "email", autocomplete: "email" });
-  const [password, passwordField] = field("signup-password", "Password (at least 10 characters)", {
-    type: "password", autocomplete: "new-password", minlength: "10",
-  });
-  const [again, againField] = field("signup-again", "The same again", { type: "password", autocomplete: "new-password" });
+  const { password, fields, differ } = newPassword("signup");
   const submit = h("button", { type: "submit", id: "signup-submit" }, "Create my account");
   const form = h(
     "form",
     { class: "account-form", novalidate: true, id: "signup-form" },
     hint ? h("p", { class: "note" }, hint) : null,
-    nameField, emailField, passwordField, againField, submit, error,
+    nameField, emailField, ...fields, submit, error,
   );
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     error.textContent = "";
-    if (password.value !== again.value) {
-      error.textContent = "The two passwords differ.";
-      return;
-    }
+    if (differ(error)) return;
     submit.disabled = true;
     try {
       const body = { name: name.value, email: email.value, password: password.value };
