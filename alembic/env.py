@@ -13,6 +13,7 @@ import app.courses.models
 import app.gradebook.models
 import app.lti.models
 import app.mail.models
+import app.signup.models
 import app.similarity.models
 import app.submissions.models
 import app.testcases.models  # noqa: F401

@@ -89,7 +89,12 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     runner.start()
     mail_sender = MailSender(sessions, settings)
     mail_sender.start()
-    reminders = Reminders(sessions, base_url(settings), settings.mail_reminder_hours)
+    reminders = Reminders(
+        sessions,
+        base_url(settings),
+        settings.mail_reminder_hours,
+        settings.mail_reminder_interval_seconds,
+    )
     reminders.start()
     try:
         yield

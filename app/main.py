@@ -40,12 +40,15 @@ from app.gradebook.routes import router as gradebook_router
 from app.lifespan import lifespan
 from app.lti.api_routes import router as lti_api_router
 from app.lti.routes import router as lti_router
+from app.notify.invitations import invite_enrolled
 from app.notify.routes import router as mail_router
 from app.observability.routes import router as observability_router
 from app.problems.loader import frameworks_off, load_problems
 from app.problems.routes import router as problems_router
 from app.reports.routes import course_router as course_reports_router
 from app.reports.routes import router as reports_router
+from app.signup.routes import pages as signup_pages_router
+from app.signup.routes import router as signup_router
 from app.similarity.pages import router as similarity_pages_router
 from app.similarity.routes import router as similarity_router
 from app.submissions.list_routes import router as submission_list_router
@@ -88,6 +91,8 @@ ROUTERS = (
     admin_users_router,
     admin_config_router,
     setup_router,
+    signup_router,
+    signup_pages_router,
     oidc_router,
     problems_router,
     pages_router,
@@ -139,6 +144,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # What a caller is shown of a submission: an assignment's feedback policy decides for its
     # submissions (app.submissions imports no rule package).
     app.state.submission_view = assignment_view
+    # Who a roster import's people are invited by: app.notify (app.courses cannot import it).
+    app.state.roster_invite = invite_enrolled
     # Loaded eagerly: a malformed problem folder must stop start-up, not the first request; one
     # that fails the checks of `problems check` needing no sandbox is not served either.
     app.state.problems = load_problems(

@@ -26,6 +26,8 @@ const result = await build({
     account: "src/pages/account.js",
     reset: "src/pages/reset.js",
     setup: "src/pages/setup.js",
+    signup: "src/pages/signup.js",
+    verify: "src/pages/verify.js",
     course: "src/pages/course.js",
     assignment: "src/pages/assignment.js",
     gradebook: "src/pages/gradebook.js",

@@ -27,7 +27,7 @@ from app.auth.signin import new_password_hash
 from app.auth.views import user_admin_out
 from app.core.bodies import json_body_schema
 from app.core.config import Settings
-from app.core.deps import SessionsDep, SettingsDep
+from app.core.deps import SessionsDep, SettingsDep, site_url
 from app.core.errors import ApiError, error_responses
 from app.db.base import utcnow
 from app.mail.messages import RESET, reset_message
@@ -156,7 +156,12 @@ async def change_account(
 
 
 def _reset_link(
-    sessions: sessionmaker[Session], settings: Settings, admin_id: int, user_id: int, mail: bool
+    sessions: sessionmaker[Session],
+    settings: Settings,
+    base: str,
+    admin_id: int,
+    user_id: int,
+    mail: bool,
 ) -> ResetLinkOut:
     with sessions() as session:
         user = session.get(User, user_id)
@@ -170,7 +175,10 @@ def _reset_link(
         if mail:
             assert user.email is not None
             # In the link's own transaction: mailed if and only if the link exists.
-            enqueue(session, RESET, user.email, reset_message(user.name, url), user_id=user_id)
+            # The site's address (GRADER_PUBLIC_URL, else the request's): a path alone in a
+            # mail is no link.
+            message = reset_message(user.name, f"{base}{path}")
+            enqueue(session, RESET, user.email, message, user_id=user_id)
         session.commit()
         return ResetLinkOut(url=url, expires_at=utcnow() + RESET_LINK_LIFETIME, mailed=mail)
 
@@ -182,6 +190,7 @@ def _reset_link(
     responses=error_responses({404: "No such account", 409: "No email to mail"}),
 )
 async def reset_link(
+    request: Request,
     user_id: int,
     admin: Admin,
     sessions: SessionsDep,
@@ -192,4 +201,7 @@ async def reset_link(
 ) -> ResetLinkOut:
     """A one-use link to set the account's password, valid 7 days; pass it on to the person
     (or ``?mail=true``). Administrators only."""
-    return await run_in_threadpool(_reset_link, sessions, settings, admin.user_id, user_id, mail)
+    base = site_url(request, settings)
+    return await run_in_threadpool(
+        _reset_link, sessions, settings, base, admin.user_id, user_id, mail
+    )

@@ -45,7 +45,9 @@ def _key(value: str) -> str:
     return value.strip().lower()[:MAX_KEY]
 
 
-def _wait(times: list[datetime], limit: int, window: timedelta, now: datetime) -> float | None:
+def wait_seconds(
+    times: list[datetime], limit: int, window: timedelta, now: datetime
+) -> float | None:
     """Seconds until fewer than ``limit`` of ``times`` (ascending, all within the window) are
     left in it; None when the limit is not reached."""
     if len(times) < limit:
@@ -69,6 +71,16 @@ def _lock_key(kind: str, value: str) -> int:
     return int.from_bytes(hashlib.sha256(f"{kind}:{value}".encode()).digest()[:8], signed=True)
 
 
+def lock_keys(session: Session, *keys: tuple[str, str]) -> None:
+    """PostgreSQL: transaction-scoped advisory locks on each (kind, value), taken in a fixed
+    order so two transactions never wait on each other in a cycle. SQLite: nothing (its single
+    writer serializes whoever inserts first)."""
+    if session.get_bind().dialect.name != "postgresql":
+        return
+    for key in sorted({_lock_key(kind, value) for kind, value in keys}):
+        session.execute(select(func.pg_advisory_xact_lock(key)))
+
+
 def claim_attempt(
     session: Session, email: str, address: str, limits: Limits
 ) -> tuple[int | None, int | None]:
@@ -78,10 +90,7 @@ def claim_attempt(
     now = utcnow()
     _purge(session, limits, now)
     email_key, address_key = _key(email), address[:100]
-    bind = session.get_bind()
-    if bind.dialect.name == "postgresql":
-        for key in sorted({_lock_key("email", email_key), _lock_key("address", address_key)}):
-            session.execute(select(func.pg_advisory_xact_lock(key)))
+    lock_keys(session, ("email", email_key), ("address", address_key))
     # On SQLite this insert takes the database's write lock: the count below sees every
     # attempt committed before, and none can commit until this transaction ends.
     row = LoginFailure(email=email_key, address=address_key, at=now)
@@ -100,7 +109,7 @@ def claim_attempt(
                 .order_by(LoginFailure.at)
             )
         )
-        wait = _wait(times, limit, limits.window, now)
+        wait = wait_seconds(times, limit, limits.window, now)
         if wait is not None:
             waits.append(wait)
     if waits:

@@ -154,6 +154,35 @@ class Settings(BaseSettings):
     initial_admin_name: str = Field(
         default="Administrator", description="The name of GRADER_INITIAL_ADMIN_EMAIL's account."
     )
+    signup_domains: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Self sign-up at /signup: the email domains (comma-separated, e.g. "
+        "'uni.example.edu,student.uni.example.edu') whose addresses may make an account, after "
+        "verifying it by mail. Empty: self sign-up is off (joining by a course's code or link "
+        "still makes an account for someone who has none).",
+        json_schema_extra={"doc_default": "empty"},
+    )
+    signup_window_seconds: float = Field(
+        default=3600,
+        gt=0,
+        le=7 * 86400,
+        description="Window over which sign-up requests (self sign-up and joining without an "
+        "account) are counted for their rate limits, in seconds.",
+    )
+    signup_max_per_email: int = Field(
+        default=3,
+        ge=1,
+        le=1000,
+        description="Sign-up requests for one email within the window before it answers 429 "
+        "(each mails that address once).",
+    )
+    signup_max_per_address: int = Field(
+        default=20,
+        ge=1,
+        le=100_000,
+        description="Sign-up requests from one client address within the window before that "
+        "address gets 429.",
+    )
     mailer: Literal["log", "smtp"] = Field(
         default="log",
         description="How the mail outbox sends: 'log' writes each mail to the server log (no "
@@ -193,6 +222,13 @@ class Settings(BaseSettings):
         le=24 * 14,
         description="How long before an assignment's due date its students with attempts left "
         "and nothing accepted get a reminder (once; an optional mail). 0 sends none.",
+    )
+    mail_reminder_interval_seconds: float = Field(
+        default=60.0,
+        gt=0,
+        le=3600,
+        description="How often the reminder pass looks for assignments due within "
+        "mail_reminder_hours.",
     )
     mail_retry_base_seconds: float = Field(
         default=30.0,
@@ -519,6 +555,15 @@ class Settings(BaseSettings):
     def _proxies_from_text(cls, value: object) -> object:
         if isinstance(value, str):
             return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator("signup_domains", mode="before")
+    @classmethod
+    def _domains_from_text(cls, value: object) -> object:
+        if isinstance(value, str):
+            value = value.split(",")
+        if isinstance(value, list):
+            return [str(d).strip().lower().lstrip("@") for d in value if str(d).strip()]
         return value
 
     @field_validator("trusted_proxies")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from sqlalchemy import select
@@ -22,6 +23,7 @@ from sqlalchemy.orm import Session
 from app.auth.accounts import AccountError, create_user, normalize_email
 from app.auth.models import User
 from app.core.errors import ApiError, ErrorBody
+from app.courses.deps import CourseAccess
 from app.courses.models import COURSE_ROLES, Membership
 from app.courses.schemas import MAX_NAME, MAX_SECTION, RosterErrorResponse, RosterResult, RowError
 from app.courses.service import lock_roster
@@ -33,6 +35,22 @@ COLUMNS_TEXT = "email,name[,section][,role]"
 MAX_REPORTED_ERRORS = 200
 # Keeps each IN (...) well under every database's parameter limit.
 LOOKUP_CHUNK = 500
+
+
+# Mails the invitations of the people an import enrolled, in the import's transaction:
+# (session, the instructor's access, the site's address, their user ids) -> how many it invited.
+# app.main sets app.notify's on ``app.state.roster_invite`` (this package cannot import that
+# one, which imports it).
+RosterInvite = Callable[[Session, CourseAccess, str, list[int]], int]
+
+
+@dataclass(frozen=True)
+class Invitations:
+    """What an import is to do about invitations: whose access sends them, from which site."""
+
+    send: RosterInvite
+    access: CourseAccess
+    base: str
 
 
 @dataclass(frozen=True)
@@ -266,8 +284,11 @@ def _check_instructors(
         )
 
 
-def apply(session: Session, course_id: int, roster: Roster) -> RosterResult:
-    """Enrol, update or leave each row's person, in one transaction."""
+def apply(
+    session: Session, course_id: int, roster: Roster, invitations: Invitations | None = None
+) -> RosterResult:
+    """Enrol, update or leave each row's person, in one transaction; with ``invitations``, the
+    people enrolled are invited in the same transaction."""
     lock_roster(session, course_id)
     emails = [r.email for r in roster.rows]
     users, members = _existing(session, course_id, emails)
@@ -306,6 +327,12 @@ def apply(session: Session, course_id: int, roster: Roster) -> RosterResult:
             member.role, member.section = role, section
             counts["updated"] += 1
         session.add_all(newcomers)
+        invited = 0
+        if invitations is not None and newcomers:
+            session.flush()
+            invited = invitations.send(
+                session, invitations.access, invitations.base, [m.user_id for m in newcomers]
+            )
         session.commit()
     except (AccountError, IntegrityError):
         # Someone else enrolled or registered one of these people meanwhile: nothing was kept.
@@ -313,4 +340,4 @@ def apply(session: Session, course_id: int, roster: Roster) -> RosterResult:
         raise ApiError(
             409, "roster_conflict", "the roster changed while importing; upload the file again"
         ) from None
-    return RosterResult(**counts)
+    return RosterResult(**counts, invited=invited)

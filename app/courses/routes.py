@@ -17,7 +17,7 @@ from starlette.datastructures import UploadFile
 
 from app.auth.deps import CurrentUser, Instructor
 from app.core.bodies import BodyCap, declared_length, json_body_schema, read_capped, read_model
-from app.core.deps import SessionsDep, SettingsDep
+from app.core.deps import SessionsDep, SettingsDep, site_url
 from app.core.errors import ApiError, error_responses
 from app.courses import roster, service
 from app.courses.deps import CourseInstructor, CourseMember, CourseRole, CourseStaff
@@ -345,11 +345,15 @@ async def _read_roster(request: Request, max_bytes: int) -> bytes:
 
 
 def _import(
-    sessions: sessionmaker[Session], course_id: int, data: bytes, max_rows: int
+    sessions: sessionmaker[Session],
+    course_id: int,
+    data: bytes,
+    max_rows: int,
+    invitations: roster.Invitations | None,
 ) -> RosterResult:
     parsed = roster.parse(roster.decode(data), max_rows)
     with sessions() as session:
-        return roster.apply(session, course_id, parsed)
+        return roster.apply(session, course_id, parsed, invitations)
 
 
 @router.post(
@@ -374,12 +378,29 @@ def _import(
     },
 )
 async def upload_roster(
-    request: Request, access: CourseInstructor, sessions: SessionsDep, settings: SettingsDep
+    request: Request,
+    access: CourseInstructor,
+    sessions: SessionsDep,
+    settings: SettingsDep,
+    invite: Annotated[
+        bool,
+        Query(
+            description="Mail an invitation to each person the file enrols (in the same "
+            "transaction): a link to choose a password when the course made their account, "
+            "else a pointer to sign in."
+        ),
+    ] = True,
 ) -> RosterResult:
     """Instructors: enrol or update everyone in a CSV (``email,name[,section][,role]``), all or
-    nothing."""
+    nothing; by default the people it enrols are invited by mail."""
     data = await _read_roster(request, settings.roster_max_bytes)
+    send: roster.RosterInvite | None = getattr(request.app.state, "roster_invite", None)
+    invitations = (
+        roster.Invitations(send, access, site_url(request, settings))
+        if invite and send is not None
+        else None
+    )
     result: RosterResult = await run_in_threadpool(
-        _import, sessions, access.course_id, data, settings.roster_max_rows
+        _import, sessions, access.course_id, data, settings.roster_max_rows, invitations
     )
     return result

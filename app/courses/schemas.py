@@ -151,6 +151,12 @@ class RosterResult(BaseModel):
         description="Rows naming a blocked or removed member: left as they are (reactivate them "
         "one by one)."
     )
+    invited: int = Field(
+        default=0,
+        description="People enrolled now who were mailed an invitation (with ``invite``): a "
+        "link to choose a password when the course made their account, else a pointer to sign "
+        "in.",
+    )
 
 
 class RowError(BaseModel):

@@ -156,15 +156,19 @@ def archive_course(session: Session, access: CourseAccess) -> CourseOut:
     return update_course(session, access, CourseUpdate(archived=True))
 
 
+def join_code_not_found() -> ApiError:
+    return ApiError(
+        404, "join_code_not_found", "no course takes this code (it may have changed)", "code"
+    )
+
+
 def join_course(session: Session, principal: Principal, code: str) -> tuple[CourseOut, bool]:
     """The caller becomes a student of the course with this code. Idempotent: a member who
     joins again keeps their place (and role) and gets ``False``."""
     code = normalize_code(code)
     course = session.scalars(select(Course).where(Course.join_code == code)).first()
     if course is None or course.archived_at is not None:
-        raise ApiError(
-            404, "join_code_not_found", "no course takes this code (it may have changed)", "code"
-        )
+        raise join_code_not_found()
     member = _membership(session, course.id, principal.user_id)
     if member is not None:
         if member.status != "active":

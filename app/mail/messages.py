@@ -59,3 +59,43 @@ def notice_message(name: str, subject: str, lines: list[str], url: str, label: s
     hello = f"Hello {name},"
     text = "\n".join([hello, "", *lines, url, ""])
     return Message(subject=subject[:300], text=text, html=_html([hello, *lines], url, label, []))
+
+
+SIGNUP = "signup"
+
+
+def verify_message(name: str, url: str, course: str | None) -> Message:
+    """A sign-up's link to verify the address, which makes the account (and joins ``course``)."""
+    hello = f"Hello {name},"
+    what = (
+        f"someone (we hope you) asked for a TensorJudge account with this address, to join "
+        f"\u201c{course}\u201d."
+        if course is not None
+        else "someone (we hope you) asked for a TensorJudge account with this address."
+    )
+    line = "Open this link to confirm it is yours (it works once, for 2 days):"
+    ignore = "If it was not you, ignore this message: no account is made without the link."
+    return Message(
+        subject="Confirm your TensorJudge address",
+        text=f"{hello}\n\n{what}\n{line}\n{url}\n\n{ignore}\n",
+        html=_html([hello, what, line], url, "Confirm my address", [ignore]),
+    )
+
+
+def has_account_message(name: str, url: str, course: str | None) -> Message:
+    """The answer to a sign-up for an address that has an account: sign in (and join) instead;
+    never a second account, never a password link."""
+    hello = f"Hello {name},"
+    what = "someone (we hope you) asked for a TensorJudge account with this address, which has one."
+    line = (
+        f"Sign in with it, then join \u201c{course}\u201d from this page:"
+        if course is not None
+        else "Sign in with it here:"
+    )
+    forgot = "Forgot the password? Ask your instructor or an administrator for a reset link."
+    ignore = "If it was not you, ignore this message: nothing was changed."
+    return Message(
+        subject="You already have a TensorJudge account",
+        text=f"{hello}\n\n{what}\n{line}\n{url}\n\n{forgot}\n{ignore}\n",
+        html=_html([hello, what, line], url, "Sign in", [forgot, ignore]),
+    )

@@ -16,6 +16,7 @@ from app.auth.accounts import issue_reset_link
 from app.auth.models import User
 from app.courses.deps import CourseAccess, course_not_found
 from app.courses.models import Course, Membership
+from app.courses.roster import LOOKUP_CHUNK
 from app.courses.service import latest_invitations
 from app.courses.tenancy import course_person, credentials_refusal, has_been_used
 from app.db.base import utcnow
@@ -59,14 +60,44 @@ def _invite_one(
     enqueue(session, INVITATION, user.email, message, user_id=user.id, course_id=course.id)
 
 
+def _invite_all(
+    session: Session,
+    access: CourseAccess,
+    course: Course,
+    base: str,
+    pairs: list[tuple[Membership, User]],
+    force: bool,
+) -> Invited:
+    since = utcnow() - RESEND_AFTER
+    recent = {
+        uid
+        for uid, (_, at) in latest_invitations(session, course.id, [u.id for _, u in pairs]).items()
+        if at > since
+    }
+    out = Invited()
+    for member, user in pairs:
+        why = _why_not(session, member, user, recent, force=force)
+        if why is not None:
+            out.skipped.append((user.id, why))
+            continue
+        _invite_one(session, access, course, user, base)
+        out.invited.append(user.id)
+    return out
+
+
+def _course(session: Session, access: CourseAccess) -> Course:
+    course = session.get(Course, access.course_id)
+    if course is None:
+        raise course_not_found(access.course_id)
+    return course
+
+
 def invite(
     session: Session, access: CourseAccess, base: str, user_ids: list[int] | None
 ) -> Invited:
     """Invites ``user_ids`` (a resend when already invited), or every active member who has
     not joined; commits."""
-    course = session.get(Course, access.course_id)
-    if course is None:
-        raise course_not_found(access.course_id)
+    course = _course(session, access)
     pairs: list[tuple[Membership, User]]
     if user_ids is None:
         pairs = [
@@ -80,19 +111,28 @@ def invite(
         ]
     else:
         pairs = [course_person(session, course.id, uid) for uid in user_ids]
-    since = utcnow() - RESEND_AFTER
-    recent = {
-        uid
-        for uid, (_, at) in latest_invitations(session, course.id, [u.id for _, u in pairs]).items()
-        if at > since
-    }
-    out = Invited()
-    for member, user in pairs:
-        why = _why_not(session, member, user, recent, force=user_ids is not None)
-        if why is not None:
-            out.skipped.append((user.id, why))
-            continue
-        _invite_one(session, access, course, user, base)
-        out.invited.append(user.id)
+    out = _invite_all(session, access, course, base, pairs, force=user_ids is not None)
     session.commit()
     return out
+
+
+def invite_enrolled(session: Session, access: CourseAccess, base: str, user_ids: list[int]) -> int:
+    """The roster import's hook (``app.courses.roster.RosterInvite``): invites the people it
+    has just enrolled, in its transaction (the caller commits). Someone whose account was in
+    use already gets the pointer to sign in. The number invited."""
+    course = _course(session, access)
+    pairs: list[tuple[Membership, User]] = []
+    for start in range(0, len(user_ids), LOOKUP_CHUNK):
+        pairs.extend(
+            (member, user)
+            for member, user in session.execute(
+                select(Membership, User)
+                .join(User, User.id == Membership.user_id)
+                .where(
+                    Membership.course_id == course.id,
+                    Membership.user_id.in_(user_ids[start : start + LOOKUP_CHUNK]),
+                )
+                .order_by(User.id)
+            )
+        )
+    return len(_invite_all(session, access, course, base, pairs, force=True).invited)

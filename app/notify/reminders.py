@@ -120,9 +120,11 @@ def remind_due(sessions: sessionmaker[Session], base: str, hours: float, now: da
 
 
 class Reminders(Periodic):
-    """Looks for assignments due soon every minute."""
+    """Looks for assignments due soon every ``interval`` seconds."""
 
-    def __init__(self, sessions: sessionmaker[Session], base: str, hours: float) -> None:
+    def __init__(
+        self, sessions: sessionmaker[Session], base: str, hours: float, interval: float = 60.0
+    ) -> None:
         super().__init__(
-            "mail-reminders", 60.0, lambda: remind_due(sessions, base, hours, utcnow())
+            "mail-reminders", interval, lambda: remind_due(sessions, base, hours, utcnow())
         )

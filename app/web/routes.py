@@ -140,6 +140,8 @@ def admin_page() -> HTMLResponse:
 @router.get("/login", response_class=HTMLResponse)
 def login_page(settings: SettingsDep) -> HTMLResponse:
     data = {"oidc-label": settings.oidc_label} if settings.oidc_enabled else {}
+    if settings.signup_domains:
+        data["signup"] = "1"
     return page("Sign in", "login", data)
 
 

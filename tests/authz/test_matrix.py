@@ -107,6 +107,13 @@ RULES: dict[tuple[str, str], Rule] = {
     # Anyone holding the printed link, once, while no administrator exists.
     ("POST", "/api/setup"): Rule(EVERYONE),
     ("POST", "/api/auth/token"): Rule(EVERYONE),
+    # Sign-up by join code or on an allowed domain, and its mailed link: anyone (same-site,
+    # JSON, rate-limited per email and address; the answer never says whether an account
+    # exists: tests/mail/test_signup.py).
+    ("GET", "/signup"): Rule(EVERYONE),
+    ("GET", "/verify/{secret}"): Rule(EVERYONE),
+    ("POST", "/api/signup"): Rule(EVERYONE),
+    ("POST", "/api/signup/verify"): Rule(EVERYONE),
     # Single sign-on is not configured here: 404 for everyone (tests/accounts/test_oidc.py).
     ("GET", "/api/auth/oidc/login"): Rule(frozenset()),
     ("GET", "/api/auth/oidc/callback"): Rule(frozenset()),

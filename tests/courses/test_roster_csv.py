@@ -64,6 +64,8 @@ def test_an_upload_enrols_creates_and_updates_and_twice_changes_nothing(
         "updated": 1,
         "unchanged": 1,
         "inactive": 0,
+        # Each person enrolled now is mailed (the mailer logs here).
+        "invited": 3,
     }
     members = roster(client, people)
     assert members["new1@example.edu"] == ("student", "A", "active")
@@ -81,6 +83,7 @@ def test_an_upload_enrols_creates_and_updates_and_twice_changes_nothing(
         "updated": 0,
         "unchanged": 5,
         "inactive": 0,
+        "invited": 0,
     }
     assert snapshot(sessions) == before
 

@@ -19,6 +19,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session as DbSession
 from sqlalchemy.orm import sessionmaker
 
+from app.core.config import Settings
 from app.core.retry import SendPolicy
 from app.db.engine import make_engine, make_sessionmaker
 from app.db.migrate import upgrade
@@ -102,17 +103,24 @@ def inbox(smtp_server: StartServer) -> Inbox:
     return smtp_server()
 
 
+def mail_settings(
+    data_dir: Path, inbox: Inbox, database_url: str | None = None, **overrides: Any
+) -> Settings:
+    """The service's settings to mail ``inbox`` at https://judge.example.edu/, its sender
+    thread passing every 0.05 s."""
+    values: dict[str, Any] = {
+        "mailer": "smtp",
+        "smtp_port": inbox.port,
+        "smtp_from": "judge@example.edu",
+        "public_url": "https://judge.example.edu/",
+        "mail_send_interval_seconds": 0.05,
+    }
+    return make_settings(data_dir, database_url, **{**values, **overrides})
+
+
 @pytest.fixture
 def mail_app(tmp_path: Path, inbox: Inbox) -> Iterator[tuple[TestClient, People]]:
     """The service mailing ``inbox`` (its sender thread passing every 0.05 s), and everyone of
     tests/support/people.py."""
-    settings = make_settings(
-        tmp_path / "data",
-        mailer="smtp",
-        smtp_port=inbox.port,
-        smtp_from="judge@example.edu",
-        public_url="https://judge.example.edu/",
-        mail_send_interval_seconds=0.05,
-    )
-    with TestClient(create_app(settings)) as api:
+    with TestClient(create_app(mail_settings(tmp_path / "data", inbox))) as api:
         yield api, seed_people(api.app.state.sessions)  # type: ignore[attr-defined]

@@ -4,9 +4,13 @@ server through the app's own sender thread; a refused one shows as failed in the
 
 from __future__ import annotations
 
+from fastapi.testclient import TestClient
+
 from app.mail.messages import reset_message
 from app.mail.outbox import enqueue
-from tests.mail.conftest import Inbox
+from app.main import create_app
+from tests.mail.conftest import Inbox, mail_settings
+from tests.support.people import seed_people
 
 
 def test_a_mailed_reset_link_arrives_and_shows_as_sent(mail_app, inbox: Inbox) -> None:
@@ -60,3 +64,22 @@ def test_course_staff_see_their_courses_mail_only(mail_app) -> None:
     other = people.courses["other_course"]
     r = api.get(f"/api/courses/{other}/mail", headers=people.headers("instructor"))
     assert r.status_code == 404
+
+
+def test_a_mailed_reset_link_is_a_whole_address_without_a_public_url(
+    tmp_path, inbox: Inbox
+) -> None:
+    """Without GRADER_PUBLIC_URL the answer keeps the path, and the mail holds the request's
+    address before it: a path alone in a mail is no link (it was, before)."""
+    settings = mail_settings(tmp_path / "data", inbox, public_url=None)
+    with TestClient(create_app(settings)) as api:
+        people = seed_people(api.app.state.sessions)  # type: ignore[attr-defined]
+        uid = people.users["student"]
+        r = api.post(
+            f"/api/admin/users/{uid}/reset-link?mail=true", headers=people.headers("admin")
+        )
+        assert r.status_code == 201 and r.json()["url"].startswith("/reset/")
+        assert inbox.arrived.wait(60)
+        [(_, _, message)] = inbox.mails
+        text = message.get_body(("plain",))
+        assert text is not None and f"http://testserver{r.json()['url']}" in text.get_content()

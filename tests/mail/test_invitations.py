@@ -7,9 +7,13 @@ from __future__ import annotations
 
 import re
 
+from sqlalchemy import func, select
+
+from app.mail.models import MailOut
 from tests.accounts.conftest import JSON
 from tests.mail.conftest import Inbox
 
+CSV = {"Content-Type": "text/csv"}
 LINK = re.compile(r"https://judge\.example\.edu(/reset/[A-Za-z0-9_-]+)")
 
 
@@ -98,3 +102,56 @@ def test_an_account_not_the_courses_gets_no_link(mail_app, inbox: Inbox) -> None
     outsider = people.users["outsider"]
     r = api.post(f"/api/courses/{course}/members/{outsider}/invitation", headers=teacher)
     assert r.status_code == 404
+
+
+def _outbox(api) -> int:
+    with api.app.state.sessions() as session:
+        return int(session.scalar(select(func.count()).select_from(MailOut)) or 0)
+
+
+def test_a_roster_import_invites_who_it_enrols(mail_app, inbox: Inbox) -> None:
+    api, people = mail_app
+    course = people.courses["course"]
+    teacher = people.headers("instructor")
+    csv = (
+        "email,name\n"
+        "r0@example.edu,Roster Zero\nr1@example.edu,Roster One\n"
+        # Already enrolled here (has joined): left alone, not mailed.
+        "student@example.edu,Student\n"
+        # An account of this server, new to this course: a pointer to sign in, no link.
+        "outsider@example.edu,Outsider\n"
+    )
+    r = api.post(f"/api/courses/{course}/roster", content=csv, headers={**teacher, **CSV})
+    assert r.status_code == 200, r.text
+    assert (r.json()["enrolled"], r.json()["unchanged"], r.json()["invited"]) == (3, 1, 3)
+    wait_for(inbox, 3)
+    assert sorted(to for _, [to], _ in inbox.mails) == [
+        "outsider@example.edu",
+        "r0@example.edu",
+        "r1@example.edu",
+    ]
+    assert LINK.findall(body_of(inbox, "r0@example.edu"))
+    outsider = body_of(inbox, "outsider@example.edu")
+    assert "/reset/" not in outsider and "https://judge.example.edu/login" in outsider
+
+    # The same file again: nobody new, nobody mailed.
+    again = api.post(f"/api/courses/{course}/roster", content=csv, headers={**teacher, **CSV})
+    assert again.status_code == 200 and again.json()["invited"] == 0
+    assert _outbox(api) == 3
+
+
+def test_a_roster_import_can_leave_invitations_out(mail_app, inbox: Inbox) -> None:
+    api, people = mail_app
+    course = people.courses["course"]
+    csv = "email,name\nquiet@example.edu,Quiet\n"
+    r = api.post(
+        f"/api/courses/{course}/roster?invite=false",
+        content=csv,
+        headers={**people.headers("instructor"), **CSV},
+    )
+    assert r.status_code == 200 and (r.json()["enrolled"], r.json()["invited"]) == (1, 0)
+    assert _outbox(api) == 0
+    roster = api.get(
+        f"/api/courses/{course}/members?q=quiet", headers=people.headers("instructor")
+    ).json()
+    assert roster["items"][0]["invitation"] == "none"

@@ -25,13 +25,14 @@ from app.db.migrate import alembic_config, upgrade
 from tests.instructors.conftest import make_settings
 
 
-def _about_the_outbox(diff: Any) -> bool:
+def about_table(diff: Any, name: str = "mail_outbox") -> bool:
+    """Whether an autogenerate difference concerns the table ``name``."""
     item = diff[0] if isinstance(diff, list) else diff
     for part in item[1:]:
         table = getattr(part, "table", None)
-        if table is not None and table.name == "mail_outbox":
+        if table is not None and table.name == name:
             return True
-        if getattr(part, "name", None) == "mail_outbox" or part == "mail_outbox":
+        if getattr(part, "name", None) == name or part == name:
             return True
     return False
 
@@ -42,7 +43,7 @@ def test_the_mail_outbox_matches_its_model(tmp_path: Path, database_url: str | N
     with engine.connect() as conn:
         assert "mail_outbox" in inspect(conn).get_table_names()
         diffs = compare_metadata(MigrationContext.configure(conn), Base.metadata)
-    assert [d for d in diffs if _about_the_outbox(d)] == []
+    assert [d for d in diffs if about_table(d)] == []
     with engine.begin() as conn:
         command.downgrade(alembic_config(conn), "0012_similarity")
     with engine.connect() as conn:

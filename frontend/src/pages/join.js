@@ -1,6 +1,8 @@
-// "/join/{code}": the course this code joins, and a button to join it (after signing in).
+// "/join/{code}": the course this code joins, and a button to join it (after signing in), or
+// the form that makes an account for someone who has none.
 import { api, currentUser, describeError } from "../lib/api.js";
 import { fill, h } from "../lib/dom.js";
+import { signupForm } from "../lib/signup-form.js";
 
 async function main() {
   const root = document.getElementById("main");
@@ -17,11 +19,24 @@ async function main() {
   const { user } = await currentUser();
   const here = `/join/${encodeURIComponent(code)}`;
   if (!user) {
+    const slot = h("div", { id: "signup-slot" });
+    const noAccount = h("button", { type: "button", class: "button", id: "no-account" }, "I have no account");
+    noAccount.addEventListener("click", () => {
+      noAccount.remove();
+      fill(slot, signupForm({ code, hint: "We mail you a link to confirm your address; opening it makes your account and joins the course." }));
+      document.getElementById("signup-name").focus();
+    });
     fill(
       root,
       h("h1", {}, `Join ${title}`),
-      h("p", {}, "Sign in first, then come back to this page to join."),
-      h("p", {}, h("a", { class: "button primary", href: `/login?next=${encodeURIComponent(here)}` }, "Sign in to join")),
+      h("p", {}, "Sign in to join, or make an account if you have none."),
+      h(
+        "div",
+        { class: "actions" },
+        h("a", { class: "button primary", href: `/login?next=${encodeURIComponent(here)}` }, "Sign in to join"),
+        noAccount,
+      ),
+      slot,
     );
     return;
   }

@@ -70,6 +70,9 @@ async function main() {
   root.append(
     h("p", { class: "note" }, "Forgot your password? Ask your instructor or administrator for a reset link."),
   );
+  if (document.body.dataset.signup) {
+    root.append(h("p", { class: "note" }, "No account? ", h("a", { href: "/signup", id: "signup-link" }, "Create one"), "."));
+  }
   if (!user) email.focus();
 }
 

@@ -243,13 +243,13 @@ function inviteForm(onDone, notice) {
 }
 
 // The upload needs the failing rows the error carries besides {code, message, field}.
-async function postRoster(file) {
+async function postRoster(file, invite) {
   const { csrf_token: csrf } = await currentUser();
   const form = new FormData();
   form.append("file", file);
   const headers = { Accept: "application/json" };
   if (csrf) headers["X-CSRF-Token"] = csrf;
-  const response = await fetch(`${base}/roster`, { method: "POST", body: form, headers });
+  const response = await fetch(`${base}/roster?invite=${invite}`, { method: "POST", body: form, headers });
   const data = await response.json().catch(() => null);
   if (!response.ok) {
     const e = (data && data.error) || {};
@@ -264,11 +264,13 @@ function uploadForm(onImported) {
   const file = h("input", { id: "roster-file", type: "file", accept: ".csv,text/csv", required: true });
   const msg = h("p", { class: "message", role: "status", "aria-live": "polite" });
   const errors = h("div", { id: "roster-errors" });
+  const invite = h("input", { id: "roster-invite", type: "checkbox", checked: true });
   const form = h(
     "form",
     { class: "inline-form", id: "roster-upload-form" },
     h("label", { for: "roster-file" }, "CSV file"),
     file,
+    h("label", { for: "roster-invite" }, invite, " Send invitations"),
     h("button", { type: "submit", class: "button primary" }, "Upload roster"),
   );
   form.addEventListener("submit", async (event) => {
@@ -276,8 +278,8 @@ function uploadForm(onImported) {
     clear(errors);
     if (!file.files.length) return;
     try {
-      const r = await postRoster(file.files[0]);
-      message(msg, `Imported: ${r.enrolled} enrolled (${r.created} new accounts), ${r.updated} updated, ${r.unchanged} unchanged${r.inactive ? `, ${r.inactive} blocked or removed left as they are` : ""}.`, "success");
+      const r = await postRoster(file.files[0], invite.checked);
+      message(msg, `Imported: ${r.enrolled} enrolled (${r.created} new accounts), ${r.updated} updated, ${r.unchanged} unchanged${r.inactive ? `, ${r.inactive} blocked or removed left as they are` : ""}; ${r.invited} invited by mail.`, "success");
       form.reset();
       await onImported();
     } catch (err) {
@@ -300,7 +302,7 @@ function uploadForm(onImported) {
     "section",
     { class: "panel", "aria-labelledby": "upload-heading" },
     h("h2", { id: "upload-heading" }, "Upload a roster"),
-    h("p", { class: "note" }, "A CSV with a header row: ", h("code", {}, "email,name"), ", optionally ", h("code", {}, "section"), " and ", h("code", {}, "role"), " (student, ta, instructor). UTF-8. All or nothing: any bad row and nothing is imported. Uploading the same file again changes nothing."),
+    h("p", { class: "note" }, "A CSV with a header row: ", h("code", {}, "email,name"), ", optionally ", h("code", {}, "section"), " and ", h("code", {}, "role"), " (student, ta, instructor). UTF-8. All or nothing: any bad row and nothing is imported. Uploading the same file again changes nothing. With \u201cSend invitations\u201d, each person the file enrols gets a mail: a link to choose a password, or a pointer to sign in when they already have an account."),
     form,
     msg,
     errors,

@@ -1,12 +1,8 @@
 // "/setup/<secret>": the first administrator, from the one-time link the server printed at its
 // first start; then the account page, signed in.
 import { api, describeError } from "../lib/api.js";
+import { field, newPassword } from "../lib/account-form.js";
 import { clear, h } from "../lib/dom.js";
-
-function field(id, label, attrs) {
-  const input = h("input", { id, required: true, ...attrs });
-  return [input, h("div", { class: "field" }, h("label", { for: id }, label), input)];
-}
 
 function main() {
   const root = clear(document.getElementById("main"));
@@ -18,19 +14,13 @@ function main() {
   const error = h("p", { class: "message error", role: "alert", id: "setup-error" });
   const [email, emailField] = field("setup-email", "Email", { type: "email", autocomplete: "email" });
   const [name, nameField] = field("setup-name", "Name", { type: "text", autocomplete: "name" });
-  const [password, passwordField] = field("setup-password", "Password (at least 10 characters)", {
-    type: "password", autocomplete: "new-password", minlength: "10",
-  });
-  const [again, againField] = field("setup-again", "The same again", { type: "password", autocomplete: "new-password" });
+  const { password, fields, differ } = newPassword("setup");
   const submit = h("button", { type: "submit" }, "Create and sign in");
-  const form = h("form", { class: "account-form", novalidate: true }, emailField, nameField, passwordField, againField, submit, error);
+  const form = h("form", { class: "account-form", novalidate: true }, emailField, nameField, ...fields, submit, error);
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     error.textContent = "";
-    if (password.value !== again.value) {
-      error.textContent = "The two passwords differ.";
-      return;
-    }
+    if (differ(error)) return;
     submit.disabled = true;
     try {
       await api("/api/setup", {
