@@ -2,8 +2,8 @@
 platform not trusted for email, waits to be linked on their first launch instead of getting a
 second account (issue 38): ``lti_pending_members``.
 
-Revision ID: 0015_lti_pending_members
-Revises: 0014_feedback
+Revision ID: 0016_lti_pending_members
+Revises: 0015_signups
 Create Date: 2026-12-03
 """
 
@@ -12,8 +12,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0015_lti_pending_members"
-down_revision = "0014_feedback"
+revision = "0016_lti_pending_members"
+down_revision = "0015_signups"
 branch_labels = None
 depends_on = None
 
