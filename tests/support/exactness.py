@@ -64,19 +64,8 @@ def check_document(
 
 def _shard_of(document: dict[str, Any], shard: tuple[int, int]) -> dict[str, Any]:
     """The document with only the operations of ``shard`` under ``paths`` (components whole)."""
-    paths: dict[str, Any] = {}
-    for path, item in document["paths"].items():
-        kept = {
-            key: value
-            for key, value in item.items()
-            if key not in HTTP_METHODS or in_shard(f"{key.upper()} {path}", *shard)
-        }
-        if kept.keys() & HTTP_METHODS:
-            paths[path] = kept
+    paths = {path: item for path, item in document["paths"].items() if in_shard(path, *shard)}
     return {**document, "paths": paths}
-
-
-HTTP_METHODS = {"get", "put", "post", "delete", "options", "head", "patch", "trace"}
 
 
 def _collect(event: events.ScenarioFinished, outcome: Outcome) -> None:

@@ -46,8 +46,10 @@ def fuzz(
     return seen, server_errors
 
 
-def in_shard(label: str, shard: int, shards: int) -> bool:
-    """Whether the operation ``label`` ("GET /api/...") is in ``shard`` of ``shards``: a pass
-    over the whole document split so that its parts run on different test workers. A fixed
-    hash of the label, so every operation is in exactly one shard, whatever the routes."""
-    return zlib.crc32(label.encode()) % shards == shard
+def in_shard(path: str, shard: int, shards: int) -> bool:
+    """Whether the operations of ``path`` ("/api/...", as the document writes it) are in
+    ``shard`` of ``shards``: a pass over the whole document split so that its parts run on
+    different test workers. A fixed hash of the path, so every operation is in exactly one
+    shard whatever the routes, with the other methods of its path (checks such as the Allow
+    header compare a path's methods with the document's)."""
+    return zlib.crc32(path.encode()) % shards == shard
