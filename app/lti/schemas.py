@@ -11,6 +11,7 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    StrictBool,
     StringConstraints,
     WithJsonSchema,
 )
@@ -52,7 +53,7 @@ class PlatformIn(BaseModel):
     token_audience: Url | None = Field(
         default=None, description="The token request's audience, when not the token URL"
     )
-    trust_email: bool = Field(
+    trust_email: StrictBool = Field(
         default=False,
         description="Match a launch's email to an existing account (only for a platform whose "
         "emails are verified: otherwise its admins could sign in as anyone here)",
@@ -64,7 +65,7 @@ class PlatformPatch(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    trust_email: bool
+    trust_email: StrictBool
 
 
 class PlatformOut(BaseModel):
