@@ -267,6 +267,32 @@ def wait_graded(
         time.sleep(0.5)
 
 
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def thread_cpu(pid: int) -> dict[str, float]:
+    """CPU seconds the server's threads have used, by kind: on a machine others load too, what
+    accepting costs the server is its own CPU time, not the wall time it waited for a core."""
+    out = {"event_loop": 0.0, "request_threads": 0.0, "graders": 0.0, "other": 0.0}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            name = (task / "comm").read_text().strip()
+            fields = (task / "stat").read_text().rpartition(")")[2].split()
+        except OSError:
+            continue  # the thread ended meanwhile
+        seconds = (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+        if task.name == str(pid):
+            kind = "event_loop"
+        elif name.startswith(("blocking", "AnyIO")):
+            kind = "request_threads"
+        elif name.startswith("grader"):
+            kind = "graders"
+        else:
+            kind = "other"
+        out[kind] += seconds
+    return out
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
@@ -365,7 +391,16 @@ def run(
                     session.commit()
                 return due.timestamp()
 
-            burst = asyncio.run(submit_all(url, world, work, codes, before_burst))
+            cpu_before: list[dict[str, float]] = []
+
+            def burst_starts() -> float:
+                due = before_burst()
+                cpu_before.append(thread_cpu(proc.pid))
+                return due
+
+            burst = asyncio.run(submit_all(url, world, work, codes, burst_starts))
+            cpu_after = thread_cpu(proc.pid)
+            cpu = {k: round(cpu_after[k] - cpu_before[0][k], 2) for k in cpu_after}
             began = burst["began"]
             accepted_s = time.perf_counter() - began
             sent = burst["sent"]
@@ -442,6 +477,11 @@ def run(
         "all_graded_in_s": round(graded_by, 2),
         "wall_s": round(wall, 2),
         "graded_per_s": round(len(rows) / max((last - first).total_seconds(), 1e-9), 1),
+        # The server's own CPU from the burst's start until every request was answered.
+        "server_cpu_s_until_all_answered": cpu,
+        "accept_cpu_ms_per_request": round(
+            (cpu["event_loop"] + cpu["request_threads"]) * 1000 / max(len(latencies), 1), 2
+        ),
         "accept_latency_ms": {
             "p50": round(percentile(latencies, 0.5) * 1000, 1),
             "p95": round(percentile(latencies, 0.95) * 1000, 1),
