@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import bindparam, select
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import Session
 
 from app.assignments import policy
 from app.assignments.models import Assignment, AssignmentProblem, Override, late_of
@@ -41,6 +41,7 @@ from app.courses.models import Membership
 from app.db.base import utcnow
 from app.submissions.models import Submission
 from app.submissions.schemas import SubmissionOut
+from app.submissions.service import Sessions
 
 
 @dataclass(frozen=True)
@@ -251,7 +252,7 @@ def cut_report(out: SubmissionOut, cut: Cut) -> SubmissionOut:
 
 
 def assignment_view(
-    sessions: sessionmaker[Session],
+    sessions: Sessions,
     row: Submission,
     out: SubmissionOut,
     principal: Principal | None,

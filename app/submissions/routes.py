@@ -24,7 +24,7 @@ from app.core.bodies import BodyCap, read_capped
 from app.core.config import Settings
 from app.core.errors import ApiError, error_responses, first_error
 from app.core.proxies import client_address
-from app.core.threads import in_thread
+from app.core.threads import in_accepting_thread, in_thread
 from app.db.base import utcnow
 from app.problems.deps import ProblemDep
 from app.submissions.deps import SubmissionServiceDep
@@ -208,40 +208,40 @@ async def accept_submission(
     new_id = str(uuid.uuid4())
 
     def take() -> _Taken:
-        # Until the row is stored, graders step aside (opened at the arrival by the middleware).
-        try:
-            if isinstance(submitter, Submitter):
-                who = submitter
-            else:
-                with service.sessions() as session:
-                    who = submitter(session)
+        # One session for all of it: who submits, the admission and insert, the answer.
+        with service.sessions() as session:
             try:
-                if oversize is not None:
-                    raise oversize
-                accepted = service.create(
-                    problem_id,
-                    _parse_body(raw),
-                    client=client_of(request, who.principal, service.settings),
-                    idempotency_key=idempotency_key,
-                    submission_id=new_id,
-                    user_id=who.principal.user_id if who.principal is not None else None,
-                    admit=who.admit,
-                    received_at=arrived,
-                )
-            except ApiError as exc:
-                metrics.rejected(exc.body.error.code)
-                raise
-        finally:
-            close_accepting(request)
-        row = accepted.submission
-        waits = row.status != "done" and wait > 0
-        out = None if waits else service.present(row, who.principal, None, accepted.ahead)
-        return _Taken(accepted, who.principal, out)
+                who = submitter if isinstance(submitter, Submitter) else submitter(session)
+                try:
+                    if oversize is not None:
+                        raise oversize
+                    accepted = service.create(
+                        problem_id,
+                        _parse_body(raw),
+                        client=client_of(request, who.principal, service.settings),
+                        idempotency_key=idempotency_key,
+                        submission_id=new_id,
+                        user_id=who.principal.user_id if who.principal is not None else None,
+                        admit=who.admit,
+                        received_at=arrived,
+                        session=session,
+                    )
+                except ApiError as exc:
+                    metrics.rejected(exc.body.error.code)
+                    raise
+            finally:
+                # Until the row is stored, graders step aside (opened by the middleware).
+                close_accepting(request)
+            row = accepted.submission
+            if row.status != "done" and wait > 0:
+                return _Taken(accepted, who.principal, None)  # answered once it waited
+            out = service.present(row, who.principal, None, accepted.ahead, session=session)
+            return _Taken(accepted, who.principal, out)
 
     # Watched before the row is dispatched: a result stored at any time after is noticed, so a
     # new submission (known to be queued) needs no database read before the first notice.
     with COMPLETIONS.watch(new_id) as notice:
-        taken = await in_thread(take)
+        taken = await in_accepting_thread(take)
         accepted, principal, out = taken.accepted, taken.principal, taken.out
         submission = accepted.submission
         if not accepted.replayed:
