@@ -361,8 +361,10 @@ async def submit_in_assignment(
     # Course members only, as CourseMember; checked in the accepting thread call.
     def submitter(session: Session) -> Submitter:
         access = caller.access(session)
-        _problem_in(session, access, assignment_id, problem_id, arrived)
-        return Submitter(access.principal, admission(access, assignment_id, problem_id))
+        assignment = _problem_in(session, access, assignment_id, problem_id, arrived)
+        # Held until the answer: the session's identity map holds rows weakly, and the
+        # admission and the answer read this one again.
+        return Submitter(access.principal, admission(access, assignment_id, problem_id), assignment)
 
     return await accept_submission(
         request, response, problem_id, service, submitter, wait, idempotency_key

@@ -163,6 +163,8 @@ class Submitter:
 
     principal: Principal | None
     admit: Admission | None = None
+    # Rows read while finding the submitter, kept alive for the rest of the accept's session.
+    held: object = None
 
 
 # Finds the submitter in a session of the accepting thread (an assignment route checks the
