@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import bindparam, select
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import Session
 
 from app.assignments import policy
 from app.assignments.models import Assignment, AssignmentProblem, Override, late_of
@@ -41,6 +41,7 @@ from app.courses.models import Membership
 from app.db.base import utcnow
 from app.submissions.models import Submission
 from app.submissions.schemas import SubmissionOut
+from app.submissions.service import Sessions
 
 
 @dataclass(frozen=True)
@@ -136,6 +137,7 @@ def report_cut(
     now: datetime,
     *,
     practice: bool,
+    known: dict[int, Cut] | None = None,
 ) -> Cut | None:
     """How much of a report on ``problem_id`` ``principal`` is shown, beyond the rules of the
     assignment it was made in (None: the full report). Every view of a report asks it.
@@ -146,6 +148,8 @@ def report_cut(
       elsewhere (e.g. an LTI deep link's assignment with ``visible``) must not undo it.
     - A practice report (``practice``) is cut as well to every assignment still restricting
       the problem, except for that course's staff and the deployment's instructors.
+
+    ``known``: ``principal``'s own cuts already read, by assignment id (not read again).
     """
     everyone = practice and not (principal is not None and principal.is_instructor)
     studies = studied_by(session, principal)
@@ -163,7 +167,9 @@ def report_cut(
     cut: Cut | None = None
     for assignment, own in found:
         if principal is not None and assignment.course_id in studies:
-            mine = student_cut(session, assignment, problem_id, principal.user_id, now)
+            mine = (known or {}).get(assignment.id) or student_cut(
+                session, assignment, problem_id, principal.user_id, now
+            )
             if mine.level != "visible" or mine.scores_hidden:
                 cut = stricter(cut, mine)
         if not everyone:
@@ -190,10 +196,13 @@ def work_cut(
     """The cut of a report on work in ``assignment`` that ``principal`` reads: for the
     course's ``staff``, only what follows them from where they are a student; for the student
     who made it, also the assignment's own cut for them."""
-    cut = report_cut(session, problem_id, principal, now, practice=False)
     if staff:
-        return cut
-    return stricter(student_cut(session, assignment, problem_id, principal.user_id, now), cut)
+        return report_cut(session, problem_id, principal, now, practice=False)
+    own = student_cut(session, assignment, problem_id, principal.user_id, now)
+    followed = report_cut(
+        session, problem_id, principal, now, practice=False, known={assignment.id: own}
+    )
+    return stricter(own, followed)
 
 
 def cut_report(out: SubmissionOut, cut: Cut) -> SubmissionOut:
@@ -251,7 +260,7 @@ def cut_report(out: SubmissionOut, cut: Cut) -> SubmissionOut:
 
 
 def assignment_view(
-    sessions: sessionmaker[Session],
+    sessions: Sessions,
     row: Submission,
     out: SubmissionOut,
     principal: Principal | None,

@@ -50,7 +50,13 @@ from app.core.arrival import received_at
 from app.core.bodies import BodyCap, json_body_schema, read_model
 from app.core.deps import SessionsDep, SettingsDep, site_url
 from app.core.errors import ApiError, error_responses, first_error
-from app.courses.deps import CourseAccess, CourseInstructor, CourseMember, CourseStaff
+from app.courses.deps import (
+    CourseAccess,
+    CourseCallerDep,
+    CourseInstructor,
+    CourseMember,
+    CourseStaff,
+)
 from app.db.base import utcnow
 from app.problems.deps import ProblemsDep
 from app.submissions.deps import SubmissionServiceDep
@@ -59,6 +65,7 @@ from app.submissions.routes import (
 )
 from app.submissions.routes import (
     IdempotencyKey,
+    Submitter,
     WaitQuery,
     accept_submission,
 )
@@ -339,8 +346,7 @@ async def submit_in_assignment(
     response: Response,
     assignment_id: AssignmentId,
     problem_id: Annotated[str, Path(min_length=1, max_length=128)],
-    access: CourseMember,
-    sessions: SessionsDep,
+    caller: CourseCallerDep,
     service: SubmissionServiceDep,
     wait: WaitQuery = 0,
     idempotency_key: IdempotencyKey = None,
@@ -351,18 +357,17 @@ async def submit_in_assignment(
     accepted as practice that earns nothing; staff submissions are practice too. The answer is
     the report as the feedback policy lets the caller see it."""
     arrived = received_at(request)
-    await _in_session(
-        sessions, lambda s: _problem_in(s, access, assignment_id, problem_id, arrived)
-    )
+
+    # Course members only, as CourseMember; checked in the accepting thread call.
+    def submitter(session: Session) -> Submitter:
+        access = caller.access(session)
+        assignment = _problem_in(session, access, assignment_id, problem_id, arrived)
+        # Held until the answer: the session's identity map holds rows weakly, and the
+        # admission and the answer read this one again.
+        return Submitter(access.principal, admission(access, assignment_id, problem_id), assignment)
+
     return await accept_submission(
-        request,
-        response,
-        problem_id,
-        service,
-        access.principal,
-        wait,
-        idempotency_key,
-        admission(access, assignment_id, problem_id),
+        request, response, problem_id, service, submitter, wait, idempotency_key
     )
 
 

@@ -11,6 +11,7 @@ sends one on its own.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated
 
 from fastapi import Depends, Request
@@ -33,25 +34,52 @@ _bearer = HTTPBearer(
 Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
 
 
-def _check(sessions: sessionmaker[Session], token: str) -> Principal | None:
-    with sessions() as session:
-        return authenticate(session, token)
+@dataclass(frozen=True)
+class Proof:
+    """What a request presents as its caller, read from its headers alone (no database): a
+    bearer token, else the session cookie with the CSRF header it came with; None of either,
+    anonymous. ``principal_of_proof`` checks it against the database."""
+
+    token: str | None = None
+    cookie: str | None = None
+    csrf: str | None = None
+    safe_method: bool = True
 
 
-def _check_session(sessions: sessionmaker[Session], secret: str) -> tuple[Principal, str] | None:
-    with sessions() as session:
-        return session_principal(session, secret)
+def proof_of(request: Request, credentials: HTTPAuthorizationCredentials | None) -> Proof:
+    """The request's ``Proof``; 401 for an Authorization header that is not a bearer token."""
+    if credentials is not None:
+        return Proof(token=credentials.credentials)
+    if request.headers.get("authorization"):
+        raise ApiError(
+            401,
+            "unauthenticated",
+            "the Authorization header must be 'Bearer <token>'",
+            "Authorization",
+            headers={"WWW-Authenticate": 'Bearer error="invalid_request"'},
+        )
+    return Proof(
+        cookie=request.cookies.get(COOKIE) or None,
+        csrf=request.headers.get(CSRF_HEADER),
+        safe_method=request.method in SAFE_METHODS,
+    )
 
 
-async def _from_cookie(request: Request, sessions: sessionmaker[Session]) -> Principal | None:
-    secret = request.cookies.get(COOKIE)
-    if not secret:
+def principal_of_proof(session: Session, proof: Proof) -> Principal | None:
+    """The caller ``proof`` names, or None (anonymous, or a session expired or signed out: the
+    page offers to sign in); 403 for an unknown or revoked token or a missing CSRF token."""
+    if proof.token is not None:
+        principal = authenticate(session, proof.token)
+        if principal is None:
+            raise ApiError(403, "forbidden", "this token is unknown or revoked", "Authorization")
+        return principal
+    if proof.cookie is None:
         return None
-    found = await run_in_threadpool(_check_session, sessions, secret)
+    found = session_principal(session, proof.cookie)
     if found is None:
-        return None  # expired or signed out: anonymous, and the page offers to sign in
+        return None
     principal, csrf = found
-    if request.method not in SAFE_METHODS and not csrf_ok(csrf, request.headers.get(CSRF_HEADER)):
+    if not proof.safe_method and not csrf_ok(csrf, proof.csrf):
         raise ApiError(
             403,
             "csrf_failed",
@@ -61,34 +89,40 @@ async def _from_cookie(request: Request, sessions: sessionmaker[Session]) -> Pri
     return principal
 
 
-_CHALLENGE = {401: {"WWW-Authenticate": "The bearer challenge"}}
+def _principal(sessions: sessionmaker[Session], proof: Proof) -> Principal | None:
+    with sessions() as session:
+        return principal_of_proof(session, proof)
 
 
-@documented(
-    {
-        401: "Authorization header is not 'Bearer <token>'",
-        403: "Token unknown or revoked, or the session's CSRF token missing",
-    },
-    optional=True,
-    headers=_CHALLENGE,
-)
+def signed_in(principal: Principal | None) -> Principal:
+    """``principal``, or 401 for an anonymous caller."""
+    if principal is None:
+        raise ApiError(
+            401,
+            "unauthenticated",
+            "sign in first, or send a token: Authorization: Bearer <token>",
+            "Authorization",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
+    return principal
+
+
+CHALLENGE = {401: {"WWW-Authenticate": "The bearer challenge"}}
+OPTIONAL_PRINCIPAL_ERRORS = {
+    401: "Authorization header is not 'Bearer <token>'",
+    403: "Token unknown or revoked, or the session's CSRF token missing",
+}
+REQUIRE_USER_ERRORS = {401: "Not signed in and no bearer token"}
+
+
+@documented(OPTIONAL_PRINCIPAL_ERRORS, optional=True, headers=CHALLENGE)
 async def optional_principal(
     request: Request, credentials: Credentials, sessions: SessionsDep
 ) -> Principal | None:
-    if credentials is None:
-        if request.headers.get("authorization"):
-            raise ApiError(
-                401,
-                "unauthenticated",
-                "the Authorization header must be 'Bearer <token>'",
-                "Authorization",
-                headers={"WWW-Authenticate": 'Bearer error="invalid_request"'},
-            )
-        return await _from_cookie(request, sessions)
-    principal = await run_in_threadpool(_check, sessions, credentials.credentials)
-    if principal is None:
-        raise ApiError(403, "forbidden", "this token is unknown or revoked", "Authorization")
-    return principal
+    proof = proof_of(request, credentials)
+    if proof.token is None and proof.cookie is None:
+        return None
+    return await run_in_threadpool(_principal, sessions, proof)
 
 
 OptionalPrincipal = Annotated[Principal | None, Depends(optional_principal)]
@@ -97,7 +131,7 @@ OptionalPrincipal = Annotated[Principal | None, Depends(optional_principal)]
 @documented(
     {401: "No bearer token", 403: "Not an instructor's account"},
     optional=False,
-    headers=_CHALLENGE,
+    headers=CHALLENGE,
 )
 async def require_instructor(principal: OptionalPrincipal) -> Principal:
     """Instructor or admin; admin passes every instructor check."""
@@ -117,18 +151,10 @@ async def require_instructor(principal: OptionalPrincipal) -> Principal:
 Instructor = Annotated[Principal, Depends(require_instructor)]
 
 
-@documented({401: "Not signed in and no bearer token"}, optional=False, headers=_CHALLENGE)
+@documented(REQUIRE_USER_ERRORS, optional=False, headers=CHALLENGE)
 async def require_user(principal: OptionalPrincipal) -> Principal:
     """Any signed-in account (a token or, once signed in on the page, a session)."""
-    if principal is None:
-        raise ApiError(
-            401,
-            "unauthenticated",
-            "sign in first, or send a token: Authorization: Bearer <token>",
-            "Authorization",
-            headers={"WWW-Authenticate": "Bearer"},
-        )
-    return principal
+    return signed_in(principal)
 
 
 CurrentUser = Annotated[Principal, Depends(require_user)]

@@ -21,15 +21,33 @@ from typing import ParamSpec, TypeVar
 
 # anyio's default number of worker threads.
 MAX_THREADS = 40
+# Threads that accept submissions (app.submissions.routes): a few are enough, since SQLite
+# takes one writer at a time and the interpreter runs one thread's Python at a time. At a
+# deadline, forty runnable threads took turns on the interpreter lock with the event loop, which
+# then read (and stamped the arrival of) the next requests late; queued here, they wait
+# without competing.
+ACCEPT_THREADS = 4
 
 P = ParamSpec("P")
 T = TypeVar("T")
 
 _pool = ThreadPoolExecutor(max_workers=MAX_THREADS, thread_name_prefix="blocking")
+_accepting = ThreadPoolExecutor(max_workers=ACCEPT_THREADS, thread_name_prefix="accepting")
 
 
 async def in_thread(call: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
     """``call(*args, **kwargs)`` on a pool thread, awaited without blocking the event loop."""
+    return await _on(_pool, call, *args, **kwargs)
+
+
+async def in_accepting_thread(call: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+    """``in_thread`` on the few threads that accept submissions (``ACCEPT_THREADS``)."""
+    return await _on(_accepting, call, *args, **kwargs)
+
+
+async def _on(
+    pool: ThreadPoolExecutor, call: Callable[P, T], *args: P.args, **kwargs: P.kwargs
+) -> T:
     context = contextvars.copy_context()
     bound = functools.partial(context.run, call, *args, **kwargs)
-    return await asyncio.get_running_loop().run_in_executor(_pool, bound)
+    return await asyncio.get_running_loop().run_in_executor(pool, bound)

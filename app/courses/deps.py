@@ -10,12 +10,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Literal
 
-from fastapi import Depends, Path
+from fastapi import Depends, Path, Request
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 from starlette.concurrency import run_in_threadpool
 
-from app.auth.deps import CurrentUser
+from app.auth.deps import (
+    CHALLENGE,
+    OPTIONAL_PRINCIPAL_ERRORS,
+    REQUIRE_USER_ERRORS,
+    Credentials,
+    CurrentUser,
+    Proof,
+    principal_of_proof,
+    proof_of,
+    signed_in,
+)
 from app.auth.tokens import Principal
 from app.core.deps import SessionsDep
 from app.core.errors import ApiError
@@ -90,10 +100,13 @@ def _resolve(sessions: sessionmaker[Session], course_id: int, principal: Princip
 CourseId = Annotated[int, Path(ge=1, le=2**53, description="The course's id.")]
 
 
-@documented(
-    {403: "Your place in the course is blocked or removed", 404: "No such course (or not yours)"},
-    optional=False,
-)
+MEMBER_ERRORS = {
+    403: "Your place in the course is blocked or removed",
+    404: "No such course (or not yours)",
+}
+
+
+@documented(MEMBER_ERRORS, optional=False)
 async def course_member(
     course_id: CourseId, principal: CurrentUser, sessions: SessionsDep
 ) -> CourseAccess:
@@ -116,6 +129,47 @@ async def course_instructor(
     return access
 
 
+@dataclass(frozen=True)
+class CourseCaller:
+    """``CourseMember`` not looked up yet: the request's proof of its caller and the course,
+    checked by ``access`` in a session of the route's own thread call. For a hot route that
+    does all its database work in one call (submitting: app.submissions.routes); each
+    dependency that reads the database is a hop to a thread and back."""
+
+    course_id: int
+    proof: Proof
+
+    def access(self, session: Session) -> CourseAccess:
+        """What ``CourseMember`` answers, with the same refusals."""
+        principal = signed_in(principal_of_proof(session, self.proof))
+        return resolve_access(session, self.course_id, principal)
+
+
+def _joined(*docs: dict[int, str]) -> dict[int, str]:
+    """The errors of several dependencies, as a route depending on all of them documents them."""
+    out: dict[int, list[str]] = {}
+    for doc in docs:
+        for status, text in doc.items():
+            out.setdefault(status, []).append(text)
+    return {status: "; ".join(texts) for status, texts in out.items()}
+
+
+# Documented as CourseMember is (its own errors, then require_user's, then optional_principal's).
+@documented(
+    _joined(MEMBER_ERRORS, REQUIRE_USER_ERRORS, OPTIONAL_PRINCIPAL_ERRORS),
+    optional=False,
+    headers=CHALLENGE,
+)
+async def course_caller(
+    request: Request, course_id: CourseId, credentials: Credentials
+) -> CourseCaller:
+    proof = proof_of(request, credentials)
+    if proof.token is None and proof.cookie is None:
+        signed_in(None)  # anonymous: refused without the database
+    return CourseCaller(course_id, proof)
+
+
 CourseMember = Annotated[CourseAccess, Depends(course_member)]
+CourseCallerDep = Annotated[CourseCaller, Depends(course_caller)]
 CourseStaff = Annotated[CourseAccess, Depends(course_staff)]
 CourseInstructor = Annotated[CourseAccess, Depends(course_instructor)]

@@ -7,13 +7,14 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import AsyncIterator
-from contextlib import ExitStack
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from typing import Annotated
 
 from fastapi import APIRouter, Header, Query, Request, Response
 from fastapi.responses import StreamingResponse
 from pydantic import ValidationError
+from sqlalchemy.orm import Session
 
 from app.auth.deps import OptionalPrincipal
 from app.auth.tokens import Principal
@@ -23,14 +24,14 @@ from app.core.bodies import BodyCap, read_capped
 from app.core.config import Settings
 from app.core.errors import ApiError, error_responses, first_error
 from app.core.proxies import client_address
-from app.core.threads import in_thread
+from app.core.threads import in_accepting_thread, in_thread
 from app.db.base import utcnow
 from app.problems.deps import ProblemDep
 from app.submissions.deps import SubmissionServiceDep
 from app.submissions.notices import ACTIVITY, COMPLETIONS
 from app.submissions.repository import QUEUED
 from app.submissions.schemas import QueuePlace, SubmissionCreate, SubmissionOut
-from app.submissions.service import Admission, SubmissionService, not_found
+from app.submissions.service import Accepted, Admission, SubmissionService, not_found
 
 router = APIRouter(tags=["submissions"])
 
@@ -90,8 +91,7 @@ def body_cap(max_code_bytes: int) -> BodyCap:
     )
 
 
-async def _parse_body(request: Request, max_code_bytes: int) -> SubmissionCreate:
-    raw = await read_capped(request, body_cap(max_code_bytes))
+def _parse_body(raw: bytes) -> SubmissionCreate:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -152,8 +152,31 @@ async def create_submission(
             headers={"WWW-Authenticate": "Bearer"},
         )
     return await accept_submission(
-        request, response, problem.id, service, principal, wait, idempotency_key
+        request, response, problem.id, service, Submitter(principal), wait, idempotency_key
     )
+
+
+@dataclass(frozen=True)
+class Submitter:
+    """Who submits (None: anonymous practice), and, for a graded attempt, the assignment's
+    ``Admission``."""
+
+    principal: Principal | None
+    admit: Admission | None = None
+    # Rows read while finding the submitter, kept alive for the rest of the accept's session.
+    held: object = None
+
+
+# Finds the submitter in a session of the accepting thread (an assignment route checks the
+# caller's token, membership and the assignment there), raising ApiError to refuse.
+Identify = Callable[[Session], Submitter]
+
+
+@dataclass(frozen=True)
+class _Taken:
+    accepted: Accepted
+    principal: Principal | None
+    out: SubmissionOut | None  # the answer, unless it waits for the result
 
 
 async def accept_submission(
@@ -161,50 +184,67 @@ async def accept_submission(
     response: Response,
     problem_id: str,
     service: SubmissionService,
-    principal: Principal | None,
+    submitter: Submitter | Identify,
     wait: float,
     idempotency_key: str | None,
-    admit: Admission | None = None,
 ) -> SubmissionOut:
-    """The one way a submission is accepted (practice, or in an assignment through ``admit``):
-    the capped body, idempotency, rate limits and queue cap, then the optional wait. The answer
-    is what ``principal`` may see of it (``SubmissionService.present``). Every time rule
-    reads the request's arrival (``app.core.arrival``), not the moment of the insert."""
+    """The one way a submission is accepted (practice, or in an assignment through the
+    submitter's ``admit``): who submits, the capped body, idempotency, rate limits and queue
+    cap, the insert and (unless it waits) the answer, in ONE call on a worker thread: at a
+    deadline each hop between the event loop and a thread costs a wake-up on loaded cores
+    (docs/deadlines.md). Then the optional wait. The answer is what the submitter may see of
+    it (``SubmissionService.present``). Every time rule reads the request's arrival
+    (``app.core.arrival``), not the moment of the insert."""
     began = time.perf_counter()
     arrived = received_at(request)
-    # Until the row is stored, graders step aside (opened at the arrival by the middleware).
-    accepting = ExitStack()
-    accepting.callback(close_accepting, request)
+    oversize: ApiError | None = None
+    raw = b""
     try:
-        body = await _parse_body(request, service.settings.max_code_bytes)
-    except BaseException as exc:
-        accepting.close()
-        if isinstance(exc, ApiError):
-            metrics.rejected(exc.body.error.code)
+        raw = await read_capped(request, body_cap(service.settings.max_code_bytes))
+    except ApiError as exc:
+        oversize = exc  # answered after the caller is known, as a dependency would have been
+    except BaseException:
+        close_accepting(request)
         raise
     deadline = time.monotonic() + wait
     new_id = str(uuid.uuid4())
+
+    def take() -> _Taken:
+        # One session for all of it: who submits, the admission and insert, the answer.
+        with service.sessions() as session:
+            try:
+                who = submitter if isinstance(submitter, Submitter) else submitter(session)
+                try:
+                    if oversize is not None:
+                        raise oversize
+                    accepted = service.create(
+                        problem_id,
+                        _parse_body(raw),
+                        client=client_of(request, who.principal, service.settings),
+                        idempotency_key=idempotency_key,
+                        submission_id=new_id,
+                        user_id=who.principal.user_id if who.principal is not None else None,
+                        admit=who.admit,
+                        received_at=arrived,
+                        session=session,
+                    )
+                except ApiError as exc:
+                    metrics.rejected(exc.body.error.code)
+                    raise
+            finally:
+                # Until the row is stored, graders step aside (opened by the middleware).
+                close_accepting(request)
+            row = accepted.submission
+            if row.status != "done" and wait > 0:
+                return _Taken(accepted, who.principal, None)  # answered once it waited
+            out = service.present(row, who.principal, None, accepted.ahead, session=session)
+            return _Taken(accepted, who.principal, out)
+
     # Watched before the row is dispatched: a result stored at any time after is noticed, so a
     # new submission (known to be queued) needs no database read before the first notice.
-    out: SubmissionOut | None = None
     with COMPLETIONS.watch(new_id) as notice:
-        try:
-            accepted = await in_thread(
-                service.create,
-                problem_id,
-                body,
-                client=client_of(request, principal, service.settings),
-                idempotency_key=idempotency_key,
-                submission_id=new_id,
-                user_id=principal.user_id if principal is not None else None,
-                admit=admit,
-                received_at=arrived,
-            )
-        except ApiError as exc:
-            metrics.rejected(exc.body.error.code)
-            raise
-        finally:
-            accepting.close()
+        taken = await in_accepting_thread(take)
+        accepted, principal, out = taken.accepted, taken.principal, taken.out
         submission = accepted.submission
         if not accepted.replayed:
             metrics.accepted(submission.mode, time.perf_counter() - began)
@@ -212,7 +252,7 @@ async def accept_submission(
         response.headers["Location"] = _location(submission.id)
         if accepted.replayed:
             response.headers["Idempotent-Replayed"] = "true"
-        if submission.status != "done" and wait > 0:
+        if out is None:
             if not accepted.replayed:
                 await notice.wait(min(service.wait_poll_seconds, wait))
             if notice.result is not None:

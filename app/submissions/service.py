@@ -8,6 +8,8 @@ import logging
 import math
 import time
 import uuid
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Protocol
@@ -70,6 +72,15 @@ class Dispatcher(Protocol):
         ...
 
 
+# Opens a session (a sessionmaker), or lends the caller's own (``lend``).
+Sessions = Callable[[], AbstractContextManager[Session]]
+
+
+def lend(session: Session) -> Sessions:
+    """``session`` where a ``Sessions`` is asked for: used, not closed."""
+    return lambda: nullcontext(session)
+
+
 class SubmissionView(Protocol):
     """What ``principal`` is shown of a submission: ``out`` as it is, a cut of it, or None
     (answered as 404, as for an unknown id). Registered at start-up by the packages that own
@@ -77,7 +88,7 @@ class SubmissionView(Protocol):
 
     def __call__(
         self,
-        sessions: sessionmaker[Session],
+        sessions: Sessions,
         row: Submission,
         out: SubmissionOut,
         principal: Principal | None,
@@ -181,10 +192,12 @@ class SubmissionService:
         principal: Principal | None,
         report: GradeReport | None = None,
         ahead: int | None = None,
+        session: Session | None = None,
     ) -> SubmissionOut:
         """The submission as ``principal`` may see it (404 when they may not): who may read
         practice is ``may_read``'s to say, who may read course work the course's rules'
-        (``self.view``), which also say how much of either a reader is shown."""
+        (``self.view``), which also say how much of either a reader is shown. ``session``:
+        read in it (the caller's, still open) rather than in a new one."""
         out = submission_out(row, report)
         if row.status == QUEUED:
             out.queue = self.place(row, ahead)
@@ -194,7 +207,7 @@ class SubmissionService:
             if row.assignment_id is None:
                 return out
             raise not_found(row.id)  # no course rules registered: nobody reads course work
-        shown = self.view(self.sessions, row, out, principal)
+        shown = self.view(self.sessions if session is None else lend(session), row, out, principal)
         if shown is None:
             raise not_found(row.id)
         return shown
@@ -290,12 +303,14 @@ class SubmissionService:
         user_id: int | None = None,
         admit: Admission | None = None,
         received_at: datetime | None = None,
+        session: Session | None = None,
     ) -> Accepted:
         """``submission_id``: the id a new row gets (a caller that watches for its completion
         before it is dispatched chooses it); a fresh UUID by default. ``admit``: see
         ``Admission``; without it the row belongs to no account or assignment.
         ``received_at``: when the request arrived (now by default): the time every rule reads
-        (rate windows, an assignment's dates), stored beside the insert's ``created_at``."""
+        (rate windows, an assignment's dates), stored beside the insert's ``created_at``.
+        ``session``: the caller's, still open (its reads took no write lock), else a new one."""
         arrived = received_at or utcnow()
         # A grader idle now takes the submission in its inserting transaction (one commit and
         # one thread wake-up less than queueing it), unless that would pass someone by.
@@ -313,6 +328,7 @@ class SubmissionService:
                     admit=admit,
                     handoff=handoff,
                     arrived=arrived,
+                    sessions=self.sessions if session is None else lend(session),
                 )
             finally:
                 if handoff is not None:
@@ -336,6 +352,7 @@ class SubmissionService:
         admit: Admission | None,
         handoff: Handoff | None,
         arrived: datetime,
+        sessions: Sessions,
     ) -> Accepted | object:
         """``_ATTEMPT_TAKEN``: a concurrent submission took the same graded attempt;
         ``_CLAIM_REFUSED``: a concurrent claim gave the client a running submission first.
@@ -343,7 +360,7 @@ class SubmissionService:
         inserted claimed, else left to the caller to cancel."""
         check_code(body.code, self.settings.max_code_bytes)
         digest = request_digest(problem_id, body, admit.scope if admit is not None else None)
-        with self.sessions() as session:
+        with sessions() as session:
             repo = SubmissionRepository(session)
             if idempotency_key is not None:
                 existing = repo.find_by_idempotency_key(client, idempotency_key)
