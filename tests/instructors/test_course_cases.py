@@ -57,6 +57,9 @@ def add(api: TestClient, url: str, who: str, people: People, name: str, seed: in
 
 
 def create_assignment(api: TestClient, people: People, course: str, who: str, **extra: Any) -> int:
+    # Full feedback unless a test says otherwise: the module's people are shared, and a student's
+    # strictest policy follows them, so one summary assignment would cut every later test's view.
+    extra.setdefault("feedback", "visible")
     response = api.post(
         f"/api/courses/{people.courses[course]}/assignments",
         json=assignment_body(**extra),
