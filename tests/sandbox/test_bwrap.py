@@ -124,20 +124,22 @@ def f(a, n):
     for _ in range(4):
         if os.fork() == 0:
             block = np.ones(150 * 1024 * 1024 // 8)
-            time.sleep(2)
+            time.sleep(20)
             os._exit(0)
     block = np.ones(150 * 1024 * 1024 // 8)
-    time.sleep(2)
+    time.sleep(20)
     return a
 """
-    limits = FAST.model_copy(update={"memory_mb": 256, "wall_seconds": 6.0})
+    # The processes sleep far longer than a run takes to start, so that ending early is the OOM
+    # notification's doing whatever the machine's load (the wall clock is later still).
+    limits = FAST.model_copy(update={"memory_mb": 256, "wall_seconds": 30.0})
     result = run(bwrap_sandbox, code, limits=limits)
     if not bwrap_sandbox.last_cgroup_dirs:
         pytest.skip("this host lets the grader create no cgroup")
     assert result.status == "memory_limit_exceeded", result.message
     if any((d.parent / "cgroup.event_control").exists() for d in bwrap_sandbox.last_cgroup_dirs):
-        # cgroup v1: ended by the OOM notification, before its processes' 2 s sleep was over.
-        assert result.wall_seconds < 2.0, result.wall_seconds
+        # cgroup v1: ended by the OOM notification, long before its processes' sleep was over.
+        assert result.wall_seconds < 10.0, result.wall_seconds
     assert_grader_still_works(bwrap_sandbox)
 
 
