@@ -184,10 +184,15 @@ def masked_paths() -> list[str]:
 # bwrap's mask, it gives up and torch falls back to its defaults. So /proc/cpuinfo is covered by
 # a host file no run may open (mode 000, no capabilities in the container): it says as little.
 UNOPENABLE_MASKS = ("/proc/cpuinfo",)
-# A bind's source is a path on the engine's host. A grader in a container of its own (the compose
-# stack's workers, talking to the host's engine through its socket) has no file there, so its
-# runs keep the engine's /dev/null mask: no less hidden, but torch cannot run there.
-IN_A_CONTAINER = Path("/.dockerenv").exists()
+
+
+@lru_cache(maxsize=4)
+def _engine_is_on_our_host(client: docker.DockerClient) -> bool:
+    """Whether the engine's host is this process's (its name is our hostname). A bind's source
+    is a path on the engine's host: a grader in a container of its own (the compose stack's
+    workers, talking to the host's engine through its socket) has no file there, so its runs
+    keep the engine's /dev/null mask, no less hidden (but torch cannot run there)."""
+    return bool(client.info().get("Name") == socket.gethostname())
 
 
 @lru_cache(maxsize=1)
@@ -209,7 +214,7 @@ def create_container(client: docker.DockerClient, image: str, **options: Any) ->
         {"image": image, "version": client.api._version, "command": None, **options}
     )
     masked = masked_paths()
-    if IN_A_CONTAINER:
+    if not _engine_is_on_our_host(client):
         args["host_config"]["MaskedPaths"] = masked
         return client.containers.get(client.api.create_container(**args)["Id"])
     args["host_config"]["MaskedPaths"] = [p for p in masked if p not in UNOPENABLE_MASKS]
