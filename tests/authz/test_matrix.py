@@ -14,7 +14,9 @@ person, once this course has enrolled them too (``shared``): ``test_across_cours
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import copy
+import shutil
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -354,23 +356,43 @@ def test_every_route_has_a_rule(routes: list[tuple[str, str]]) -> None:
     )
 
 
+@pytest.fixture(scope="module")
+def world_templates(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Callable[[bool], tuple[Path, World]]:
+    """A world's data folder built once per module (and side), its app closed so the SQLite
+    file holds everything: building one grades submissions and validates stored cases in the
+    sandbox (~1 s, several on a loaded machine), and the matrix needs a fresh one per test."""
+    made: dict[bool, tuple[Path, World]] = {}
+
+    def template(across: bool) -> tuple[Path, World]:
+        if across not in made:
+            data = tmp_path_factory.mktemp("world-template") / "data"
+            with TestClient(create_app(make_settings(data))) as api:
+                made[across] = (data, build_world(api, across=across))
+        return made[across]
+
+    return template
+
+
 @pytest.fixture
-def worlds(tmp_path: Path) -> Iterator[list[tuple[TestClient, World]]]:
-    """Fresh deployments on demand (``across=True``: with the other course's side); each
-    closed at the end of the test."""
-    made: list[tuple[TestClient, World]] = []
+def worlds(
+    tmp_path: Path, world_templates: Callable[[bool], tuple[Path, World]]
+) -> Iterator[Callable[..., tuple[TestClient, World]]]:
+    """Fresh deployments on demand (``across=True``: with the other course's side), each a copy
+    of the template's data folder under an app of its own; each closed at the end of the test."""
     clients: list[TestClient] = []
 
     def make(across: bool = False) -> tuple[TestClient, World]:
-        settings = make_settings(tmp_path / f"world-{len(clients)}")
-        api = TestClient(create_app(settings))
+        template, world = world_templates(across)
+        data = tmp_path / f"world-{len(clients)}"
+        shutil.copytree(template, data)
+        api = TestClient(create_app(make_settings(data)))
         api.__enter__()
         clients.append(api)
-        pair = (api, build_world(api, across=across))
-        made.append(pair)
-        return pair
+        return api, copy.deepcopy(world)
 
-    yield make  # type: ignore[misc]
+    yield make
     for api in clients:
         api.__exit__(None, None, None)
 

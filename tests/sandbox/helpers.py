@@ -11,9 +11,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
+from sandbox.backends.docker import DockerSandbox
 from sandbox.protocol import CaseArgs, Limits, RunRequest, RunResult, Sandbox
 
 
@@ -297,26 +299,57 @@ def side_by_side(
     return results
 
 
+class StartedLate(AssertionError):
+    """A run of a timed channel started after the slots' start: the attempt proves nothing."""
+
+
+def in_time(late: object, who: str) -> None:
+    """``late``: how many seconds after the slots' start a run began (negative: before)."""
+    if float(late) >= 0:  # type: ignore[arg-type]
+        raise StartedLate(f"the {who} started late: {late}")
+
+
+T = TypeVar("T")
+
+
+def at_a_common_start(sandbox: Sandbox, attempt: Callable[[float], T]) -> T:
+    """``attempt(t0)`` with the runs' slots starting at ``t0``, when both runs have started.
+
+    Slots start 2 s ahead (a run starts in well under a second on a quiet host), 5 s for docker
+    (a cold container); if a run still began late (``in_time`` raised), the attempt is made
+    once more 5 s ahead. A fixed 5 s lead cost the serial phase ~3 s per channel test.
+    """
+    leads = (5.0,) if isinstance(unwrapped(sandbox), DockerSandbox) else (2.0, 5.0)
+    for lead in leads[:-1]:
+        try:
+            return attempt(time.time() + lead)
+        except StartedLate as late:
+            print(f"{late}; again with a {leads[-1]} s lead")
+    return attempt(time.time() + leads[-1])
+
+
 def manchester_pair(
     sandbox: Sandbox, sender: str, receiver: str, limits: Limits, bits: list[int], half: float
 ) -> dict[str, object]:
-    """A sender and a receiver side by side, their slots starting together 5 s ahead (both runs
-    started by then, even cold docker containers on a busy host): ``sender`` is formatted with
-    ``t0``, ``bits`` and ``half``, ``receiver`` with ``t0``, ``slots`` and ``half``. The sender
-    prints how late it started last; the receiver a JSON object with ``late``. Neither may have
-    started late (the attempt would prove nothing); the receiver's report."""
-    t0 = time.time() + 5.0
-    codes = {
-        "sender": sender.format(t0=t0, bits=bits, half=half),
-        "receiver": receiver.format(t0=t0, slots=2 * len(bits), half=half),
-    }
-    results = side_by_side(sandbox, codes, limits)
-    sent = results["sender"]
-    assert sent.status == "ok" and sent.cases[0].error is None, (sent.message, sent.cases)
-    assert float(sent.stdout.split()[-1]) < 0, f"the sender started late: {sent.stdout}"
-    got = report(results["receiver"])
-    assert float(got["late"]) < 0, f"the receiver started late: {got['late']}"  # type: ignore[arg-type]
-    return got
+    """A sender and a receiver side by side, their slots starting together once both runs have
+    started (``at_a_common_start``): ``sender`` is formatted with ``t0``, ``bits`` and ``half``,
+    ``receiver`` with ``t0``, ``slots`` and ``half``. The sender prints how late it started
+    last; the receiver a JSON object with ``late``. The receiver's report."""
+
+    def attempt(t0: float) -> dict[str, object]:
+        codes = {
+            "sender": sender.format(t0=t0, bits=bits, half=half),
+            "receiver": receiver.format(t0=t0, slots=2 * len(bits), half=half),
+        }
+        results = side_by_side(sandbox, codes, limits)
+        sent = results["sender"]
+        assert sent.status == "ok" and sent.cases[0].error is None, (sent.message, sent.cases)
+        in_time(sent.stdout.split()[-1], "sender")
+        got = report(results["receiver"])
+        in_time(got["late"], "receiver")
+        return got
+
+    return at_a_common_start(sandbox, attempt)
 
 
 def manchester_decoded(moved: list[int], bits: list[int]) -> int:
