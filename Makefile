@@ -79,6 +79,9 @@ run: install frontend client-wheel
 # arguments leave empty (pytest's exit 5) is not a failure.
 TEST_WORKERS ?= 3
 JUNIT_DIR := var/ci
+# A command run between the phases: .ci/run waits there for the compose stack's test, which runs
+# beside the parallel phase, so that the serial phase has the machine to itself.
+SERIAL_WAIT ?= true
 
 test: install-test lint frontend client-wheel
 	@mkdir -p $(JUNIT_DIR) && rm -f $(JUNIT_DIR)/junit-*.xml
@@ -86,6 +89,7 @@ test: install-test lint frontend client-wheel
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal -m 'not serial' \
 		--junitxml=$(JUNIT_DIR)/junit-parallel.xml $(PYTEST_ARGS) || status=$$?; \
 	[ $$status = 5 ] && status=0; \
+	$(SERIAL_WAIT); \
 	$(BIN)/python -m pytest -m serial --junitxml=$(JUNIT_DIR)/junit-serial.xml $(PYTEST_ARGS) \
 		|| { code=$$?; [ $$code = 5 ] || status=$$code; }; \
 	$(BIN)/python .ci/test-times.py $(JUNIT_DIR)/junit-*.xml; \

@@ -65,6 +65,10 @@ else
 fi
 COMPOSE=(docker-compose -p "$PROJECT" --env-file "$WORK/env" "${files[@]}")
 
+exited_sandboxes() {
+    docker ps -aq --no-trunc --filter label=tensorjudge.sandbox --filter status=exited | sort
+}
+
 cleanup() {
     local rc=$?
     if [ $rc -ne 0 ]; then
@@ -78,9 +82,14 @@ cleanup() {
     fi
     log "tearing down $PROJECT"
     "${COMPOSE[@]}" --profile prometheus down -v --remove-orphans --timeout 10 >/dev/null 2>&1 || true
-    comm -13 <(echo "$sandboxes_before") \
-        <(docker ps -aq --no-trunc --filter label=tensorjudge.sandbox --filter status=exited | sort) |
-        xargs -r docker rm -f >/dev/null 2>&1 || true
+    # Only those still there 5 s later: the suite may run docker tests beside this one, and their
+    # own backend removes each of their containers as soon as it has read it.
+    local left
+    left=$(comm -13 <(echo "$sandboxes_before") <(exited_sandboxes))
+    if [ -n "$left" ]; then
+        sleep 5
+        comm -12 <(echo "$left") <(exited_sandboxes) | xargs -r docker rm -f >/dev/null 2>&1 || true
+    fi
     rm -rf "$WORK"
     log "done (exit $rc)"
 }

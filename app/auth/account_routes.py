@@ -3,7 +3,9 @@ sessions and password."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request, Response
+from typing import Annotated
+
+from fastapi import APIRouter, Path, Request, Response
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 from starlette.concurrency import run_in_threadpool
@@ -101,7 +103,11 @@ def _revoke(sessions: sessionmaker[Session], user_id: int, token_id: int) -> boo
     response_class=Response,
     responses=error_responses({404: "No live token of yours with this id"}),
 )
-async def revoke_my_token(token_id: int, principal: CurrentUser, sessions: SessionsDep) -> Response:
+async def revoke_my_token(
+    token_id: Annotated[int, Path(ge=1, le=2**53, description="The token's id.")],
+    principal: CurrentUser,
+    sessions: SessionsDep,
+) -> Response:
     """Revoke one of the caller's own tokens; it is refused from the next request on. Any
     signed-in account, its own tokens only."""
     if not await run_in_threadpool(_revoke, sessions, principal.user_id, token_id):

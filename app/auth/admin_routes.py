@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Path, Query, Request
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 from starlette.concurrency import run_in_threadpool
@@ -42,6 +42,8 @@ _BODY_ERRORS = {
     422: "Invalid body",
 }
 MAX_PAGE = 200
+# Bounded like every id in a path: a larger number is a 422, not an integer SQLite cannot bind.
+AccountId = Annotated[int, Path(ge=1, le=2**53, description="The account's id.")]
 
 
 def _no_user(user_id: int) -> ApiError:
@@ -147,7 +149,7 @@ def _patch(
     responses=error_responses({**_BODY_ERRORS, 404: "No such account", 409: "Your own account"}),
 )
 async def change_account(
-    user_id: int, request: Request, admin: Admin, sessions: SessionsDep
+    user_id: AccountId, request: Request, admin: Admin, sessions: SessionsDep
 ) -> UserAdminOut:
     """Change an account's deployment role or disable it (a disabled account's sessions end
     and its tokens are refused at once). Administrators only, never on themselves."""
@@ -191,7 +193,7 @@ def _reset_link(
 )
 async def reset_link(
     request: Request,
-    user_id: int,
+    user_id: AccountId,
     admin: Admin,
     sessions: SessionsDep,
     settings: SettingsDep,
