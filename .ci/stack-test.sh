@@ -38,6 +38,7 @@ free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1
 PORT=$(free_port)
 PROMETHEUS_PORT=$(free_port)
 # Secrets of this run only: random, in a throwaway env file (never the repository's .env).
+# The wall clock: the kill check's slow submission sleeps 6 s at import (deploy/stack_check.py).
 # The lease: the kill check reads the killed worker's rows still 'running' after the kill, so
 # they must outlive the docker and psql calls between (with 5 s, another worker's sweep re-queued
 # them first on a loaded machine: load average 15 on 2 cores).
@@ -55,6 +56,7 @@ GRADER_RATE_LIMIT=10000
 GRADER_LEASE_SECONDS=15
 GRADER_VISIBILITY_TIMEOUT=20
 GRADER_SWEEP_SECONDS=1
+GRADER_WALL_SECONDS=20
 EOF
 if [ "$REGISTRY" = 1 ]; then
     files=(-f docker-compose.yml)

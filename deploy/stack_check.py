@@ -45,7 +45,9 @@ def choose(problem_id: str) -> None:
     CODES.update(
         correct=found.correct,
         wrong=found.wrong,
-        slow="import time\ntime.sleep(3)\n" + found.correct,
+        # 6 s: the kill check sees it running through `docker-compose exec psql`, a second or
+        # two per look on a loaded host, and must still find it running after its kill.
+        slow="import time\ntime.sleep(6)\n" + found.correct,
     )
 
 
@@ -211,6 +213,7 @@ def check_worker_kill(base: str, compose: list[str], count: int) -> None:
         jobs[submit(base, kind, 100 + n)["id"]] = kind
     victim = worker_containers(compose)[0]
     hostname = sh(["docker", "inspect", "-f", "{{.Config.Hostname}}", victim])
+    pid = sh(["docker", "inspect", "-f", "{{.State.Pid}}", victim])  # asked now: no delay later
     # Wait until the victim is grading something, then SIGKILL it mid-grade.
     deadline = time.monotonic() + 120
     interrupted: list[str] = []
@@ -221,14 +224,13 @@ def check_worker_kill(base: str, compose: list[str], count: int) -> None:
             compose,
             f"SELECT id FROM submissions WHERE status = 'running' AND worker LIKE '%{hostname}:%'",
         )
-        # A slow one (3 s of sleep before grading starts): it is still running at the kill.
+        # A slow one (6 s of sleep before grading starts): it is still running at the kill.
         interrupted = [row for row in rows.splitlines() if jobs.get(row) == "slow"]
         time.sleep(0.2)
     killed_at = time.monotonic()
     if os.geteuid() == 0:
         # A crash: the worker's main process dies by SIGKILL from outside (as the kernel's OOM
         # killer would); the restart policy must bring the container back by itself.
-        pid = sh(["docker", "inspect", "-f", "{{.State.Pid}}", victim])
         os.kill(int(pid), signal.SIGKILL)
         interrupted = still_running(compose, hostname, jobs)
         log(f"SIGKILLed worker {hostname} (host pid {pid}) while it graded {interrupted}")
