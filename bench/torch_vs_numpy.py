@@ -6,10 +6,11 @@
 For each backend (default: the bwrap fork server, whose zygote preloads torch) and each attention
 problem: the p50 of grading the NumPy reference and a correct PyTorch solution (the folder's
 solution_torch.py), alternated round by round so both see the same load; then the zygote's
-memory (Rss, Pss) with and without torch preloaded. ``warm``: bwrap behind the warm pool (torch
-jobs run cold there, NumPy ones warm); ``cold``: bwrap alone; ``docker``: the docker backend
-(GRADER_DOCKER_IMAGE, skipped when no engine answers). Writes bench/results/torch.json. Skips
-when torch is not installed.
+memory (Rss, Pss) with and without torch preloaded. ``warm``: bwrap behind the warm pool (NumPy
+jobs warm, torch jobs warm from its PyTorch sandboxes once the first has run cold); ``cold``: bwrap
+alone; ``docker``: the docker backend (GRADER_DOCKER_IMAGE, skipped when no engine answers). Each
+line gives the 1-minute load average at its start and end: the machine is shared. Writes
+bench/results/torch.json. Skips when torch is not installed.
 """
 
 from __future__ import annotations
@@ -66,6 +67,7 @@ def side_by_side(
         problem = problems[problem_id]
         numpy_code = (problem.directory / "reference.py").read_text()
         times: dict[str, list[float]] = {"numpy": [], "torch": []}
+        load = os.getloadavg()[0]
         for _ in range(rounds):
             for name, code in (("numpy", numpy_code), ("torch", SOLUTIONS[problem_id])):
                 start = time.perf_counter()
@@ -74,9 +76,11 @@ def side_by_side(
                 assert report.verdict == "accepted", (label, problem_id, name, report.error)
         p50 = {k: statistics.median(v) * 1000 for k, v in times.items()}
         ratio = p50["torch"] / p50["numpy"]
-        found[problem_id] = {**p50, "ratio": ratio}
+        loads = (load, os.getloadavg()[0])
+        found[problem_id] = {**p50, "ratio": ratio, "load_start": loads[0], "load_end": loads[1]}
         print(f"{label:7s} {problem_id:26s} numpy p50 {p50['numpy']:7.1f} ms   "
-              f"torch p50 {p50['torch']:7.1f} ms   ratio {ratio:.2f}", flush=True)  # fmt: skip
+              f"torch p50 {p50['torch']:7.1f} ms   ratio {ratio:.2f}   "
+              f"load {loads[0]:.1f}-{loads[1]:.1f}", flush=True)  # fmt: skip
     return found
 
 

@@ -8,6 +8,7 @@ a defect naming faults.toml's field or the file."""
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -45,15 +46,21 @@ def framework_check(
 ) -> tuple[list[str], list[Defect]]:
     """The check's framework pass on ``folder``; with ``matrix``, the idiom matrix too."""
     notes: list[str] = []
-    defects: list[Defect] = []
+    defects, defect = collector()
     problem = load_problem(folder)
+    entries: list[Entry] = host_matrix(problem) if matrix else []
+    _grade_frameworks(problem, entries, sandbox, notes.append, defect)  # type: ignore[arg-type]
+    return notes, defects
+
+
+def collector() -> tuple[list[Defect], Callable[[Path, str | None, str], None]]:
+    """A list of defects, and the ``defect`` callback of the check that fills it."""
+    defects: list[Defect] = []
 
     def defect(path: Path, where: str | None, message: str) -> None:
         defects.append(Defect(path, where, message))
 
-    entries: list[Entry] = host_matrix(problem) if matrix else []
-    _grade_frameworks(problem, entries, sandbox, notes.append, defect)  # type: ignore[arg-type]
-    return notes, defects
+    return defects, defect
 
 
 @pytest.mark.slow
@@ -84,11 +91,7 @@ def test_a_flag_the_torch_reference_lacks_is_a_defect(tmp_path: Path) -> None:
     folder = masked_copy(tmp_path)
     solution = folder / "solution_torch.py"
     edit(solution, '        "mask-fill-tiny",\n', "")
-    defects: list[Defect] = []
-
-    def defect(path: Path, where: str | None, message: str) -> None:
-        defects.append(Defect(path, where, message))
-
+    defects, defect = collector()
     assert not _takes_the_flags(load_problem(folder), solution, defect)
     assert defects == [
         Defect(
