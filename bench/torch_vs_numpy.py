@@ -1,7 +1,7 @@
 """A PyTorch grading against a NumPy grading of the same problem, side by side in one run:
 
     .venv/bin/python bench/torch_vs_numpy.py [--rounds 9] [--backends fork,warm,cold,docker]
-        [--problems multi-head-attention,...]
+        [--problems multi-head-attention,...] [--pause 0]
 
 For each backend (default: the bwrap fork server, whose zygote preloads torch) and each attention
 problem: the p50 of grading the NumPy reference and a correct PyTorch solution (the folder's
@@ -9,7 +9,9 @@ solution_torch.py), alternated round by round so both see the same load; then th
 memory (Rss, Pss) with and without torch preloaded. ``warm``: bwrap behind the warm pool (NumPy
 jobs warm, torch jobs warm from its PyTorch sandboxes once the first has run cold); ``cold``: bwrap
 alone; ``docker``: the docker backend (GRADER_DOCKER_IMAGE, skipped when no engine answers). Each
-line gives the 1-minute load average at its start and end: the machine is shared. Writes
+line gives the 1-minute load average at its start and end: the machine is shared. ``--pause``:
+seconds between rounds, so the warm pool's sandboxes finish importing torch before the next job
+(back to back, a torch job may take one still importing: the figure of a pool kept busy). Writes
 bench/results/torch.json. Skips when torch is not installed.
 """
 
@@ -60,7 +62,12 @@ def zygote_python(server: ForkServerSandbox) -> int:
 
 
 def side_by_side(
-    problems: dict[str, Problem], server: Sandbox, rounds: int, chosen: list[str], label: str
+    problems: dict[str, Problem],
+    server: Sandbox,
+    rounds: int,
+    chosen: list[str],
+    label: str,
+    pause: float = 0.0,
 ) -> dict[str, dict[str, float]]:
     found: dict[str, dict[str, float]] = {}
     for problem_id in chosen:
@@ -69,6 +76,7 @@ def side_by_side(
         times: dict[str, list[float]] = {"numpy": [], "torch": []}
         load = os.getloadavg()[0]
         for _ in range(rounds):
+            time.sleep(pause)
             for name, code in (("numpy", numpy_code), ("torch", SOLUTIONS[problem_id])):
                 start = time.perf_counter()
                 report = grade_submission(problem, code, server)
@@ -105,6 +113,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--backends", default="fork")
     parser.add_argument("--problems", default="")
+    parser.add_argument("--pause", type=float, default=0.0)
     args = parser.parse_args()
     if find_torch() is None:
         print("torch is not installed (pip install -e '.[torch]'): nothing to measure")
@@ -126,7 +135,7 @@ def main() -> int:
                 print(f"zygote, torch preloaded={preload}: Rss {memory['Rss']} MiB, "
                       f"Pss {memory['Pss']} MiB")  # fmt: skip
                 if preload:
-                    found = side_by_side(problems, server, args.rounds, chosen, "fork")
+                    found = side_by_side(problems, server, args.rounds, chosen, "fork", args.pause)
                     out["problems"] = out["backends"]["fork"] = found
             finally:
                 server.close()
@@ -137,7 +146,9 @@ def main() -> int:
         if sandbox is None:
             continue
         try:
-            out["backends"][kind] = side_by_side(problems, sandbox, args.rounds, chosen, kind)
+            out["backends"][kind] = side_by_side(
+                problems, sandbox, args.rounds, chosen, kind, args.pause
+            )
         finally:
             if isinstance(sandbox, WarmPoolSandbox):
                 print(f"warm pool: {sandbox.warm_runs} warm runs, {sandbox.cold_runs} cold "

@@ -102,7 +102,7 @@ def run_in_sandbox(
     torch) run as a PyTorch job, on the tensors it is handed."""
     assert problem.diagnostics is not None
     table = fault_table(problem)
-    source = reference_source(problem, framework)
+    source = _reference_source(problem, framework)
     probes = [p for p in problem.diagnostics.probes if p.purpose == "fault"]
     names = [p.name for p in problem.spec.params]
     found: dict[int, tuple[frozenset[str], ...]] = {}
@@ -142,7 +142,7 @@ def run_in_sandbox(
     return [found[i] for i in range(len(combos))]
 
 
-def reference_source(problem: Problem, framework: str = "numpy") -> str:
+def _reference_source(problem: Problem, framework: str = "numpy") -> str:
     """The code that takes the error model's flags in ``framework``: reference.py for NumPy,
     ``solution_<framework>.py`` for another."""
     name = "reference.py" if framework == "numpy" else f"solution_{framework}.py"

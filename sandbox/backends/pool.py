@@ -14,8 +14,9 @@ PyTorch jobs have sandboxes of their own, whose runners import torch too before 
 (``preload_torch``, where torch is in the runtime): a torch job's limits (``runtime_mb``) differ
 from its problem's NumPy jobs', and a NumPy runner would import torch on the job's own clock. They
 are kept only once a PyTorch job has come (keyed to its limits, as the NumPy ones are to theirs),
-so a deployment that never grades PyTorch holds no torch sandbox: the first PyTorch job runs
-cold, and a torch job never throws the NumPy sandboxes away. Each is still one fresh process
+so a deployment that never grades PyTorch holds no torch sandbox: the first PyTorch job (and one
+with other limits) runs cold, and they are launched once it is over, not beside it; a torch job
+never throws the NumPy sandboxes away. Each is still one fresh process
 per run, destroyed after its job. Without ``preload_torch`` every PyTorch job runs cold.
 """
 
@@ -96,20 +97,38 @@ class WarmPoolSandbox:
     def run(self, request: RunRequest) -> RunResult:
         job = encode_job(request)  # before a sandbox is taken (``BwrapSandbox.finish``)
         torch = request.framework == "torch"
+        shelf = self._torch if torch else self._numpy
         started = None
         if not torch or self.preload_torch:
-            started = self._take(self._torch if torch else self._numpy, request.limits)
+            # A PyTorch job that finds none for its limits keys them once it is over: torch
+            # sandboxes importing beside it would slow the cold run it has to make.
+            started = self._take(shelf, request.limits, rekey=not torch)
         with self._cond:
             self.torch_runs += torch
             if started is None:
                 self.cold_runs += 1
-        if started is None:
-            started = self.inner.start(request.limits)
-        return self.inner.finish(started, request, job)
+        if started is not None:
+            return self.inner.finish(started, request, job)
+        try:
+            return self.inner.finish(self.inner.start(request.limits), request, job)
+        finally:
+            if torch and self.preload_torch:
+                self._rekey(shelf, request.limits)
 
-    def _take(self, shelf: _Shelf, limits: Limits) -> StartedSandbox | None:
+    def _rekey(self, shelf: _Shelf, limits: Limits) -> None:
+        with self._cond:
+            stale = shelf.rekey(limits)
+            self._cond.notify_all()
+        for sandbox in stale:
+            sandbox.discard()
+
+    def _take(self, shelf: _Shelf, limits: Limits, rekey: bool = True) -> StartedSandbox | None:
+        """An idle sandbox of ``shelf`` for ``limits``, if one is ready; ``rekey``: keep
+        sandboxes for ``limits`` from now on (else the shelf is left as it is when they differ)."""
         taken: StartedSandbox | None = None
         with self._cond:
+            if limits != shelf.limits and not rekey:
+                return None
             stale = shelf.rekey(limits)
             while shelf.ready and taken is None:
                 candidate = shelf.ready.popleft()
@@ -160,11 +179,7 @@ class WarmPoolSandbox:
         """Key the pool (its PyTorch sandboxes with ``torch``) to ``limits`` and wait until a
         sandbox for them is ready."""
         shelf = self._torch if torch else self._numpy
-        with self._cond:
-            stale = shelf.rekey(limits)
-            self._cond.notify_all()
-        for sandbox in stale:
-            sandbox.discard()
+        self._rekey(shelf, limits)
         with self._cond:
             return self._cond.wait_for(lambda: bool(shelf.ready) or self._closed, timeout)
 

@@ -7,6 +7,7 @@ import contextlib
 import os
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +16,7 @@ import pytest
 from sandbox.backends.bwrap import BwrapSandbox, StartedSandbox
 from sandbox.backends.pool import WarmPoolSandbox
 from sandbox.backends.runtime import TORCH_RUNTIME_MB, find_torch
-from sandbox.protocol import RunRequest
+from sandbox.protocol import Limits, RunRequest
 from tests.sandbox.helpers import (
     FAST,
     IDENTITY,
@@ -135,13 +136,28 @@ def test_close_destroys_idle_sandboxes(bwrap_sandbox: BwrapSandbox) -> None:
 def test_a_first_torch_job_runs_cold_and_leaves_the_pool_warm(pool: WarmPoolSandbox) -> None:
     """A PyTorch job's limits (runtime_mb) differ from its problem's NumPy jobs': keyed like any
     other request it threw the pooled sandboxes away, and the next NumPy grading ran cold. Now
-    it keys the PyTorch sandboxes only."""
+    it keys the PyTorch sandboxes only, once it is over: none imports torch beside it."""
     assert pool.prewarm(FAST)
     with pool._cond:
         idle = list(pool._numpy.ready)
-    request = torch_request(TORCH_ONES)
+    # Runs long enough to be watched (its own import of torch included).
+    request = torch_request(
+        TORCH_ONES.replace("    return", "    __import__('time').sleep(1)\n    return")
+    )
     cold, torch_runs = pool.cold_runs, pool.torch_runs
-    result = pool.run(request)
+    seen: list[tuple[Limits | None, int]] = []
+
+    def look() -> None:
+        with pool._cond:
+            seen.append((pool._torch.limits, len(pool._torch.ready)))
+
+    with ThreadPoolExecutor(1) as ex:
+        running = ex.submit(pool.run, request)
+        while not running.done():
+            look()
+            time.sleep(0.05)
+        result = running.result()
+    assert seen and set(seen) == {(None, 0)}, "torch sandboxes were keyed during the cold run"
     assert result.status == "ok", result.message
     assert list(result.cases[0].output) == [2.0, 2.0, 2.0]  # type: ignore[arg-type]
     assert (pool.cold_runs, pool.torch_runs) == (cold + 1, torch_runs + 1)
