@@ -1,15 +1,18 @@
 """A PyTorch grading against a NumPy grading of the same problem, side by side in one run:
 
     .venv/bin/python bench/torch_vs_numpy.py [--rounds 9] [--backends fork,warm,cold,docker]
-        [--problems multi-head-attention,...]
+        [--problems multi-head-attention,...] [--pause 0]
 
 For each backend (default: the bwrap fork server, whose zygote preloads torch) and each attention
 problem: the p50 of grading the NumPy reference and a correct PyTorch solution (the folder's
 solution_torch.py), alternated round by round so both see the same load; then the zygote's
-memory (Rss, Pss) with and without torch preloaded. ``warm``: bwrap behind the warm pool (torch
-jobs run cold there, NumPy ones warm); ``cold``: bwrap alone; ``docker``: the docker backend
-(GRADER_DOCKER_IMAGE, skipped when no engine answers). Writes bench/results/torch.json. Skips
-when torch is not installed.
+memory (Rss, Pss) with and without torch preloaded. ``warm``: bwrap behind the warm pool (NumPy
+jobs warm, torch jobs warm from its PyTorch sandboxes once the first has run cold); ``cold``: bwrap
+alone; ``docker``: the docker backend (GRADER_DOCKER_IMAGE, skipped when no engine answers). Each
+line gives the 1-minute load average at its start and end: the machine is shared. ``--pause``:
+seconds between rounds, so the warm pool's sandboxes finish importing torch before the next job
+(back to back, a torch job may take one still importing: the figure of a pool kept busy). Writes
+bench/results/torch.json. Skips when torch is not installed.
 """
 
 from __future__ import annotations
@@ -59,14 +62,21 @@ def zygote_python(server: ForkServerSandbox) -> int:
 
 
 def side_by_side(
-    problems: dict[str, Problem], server: Sandbox, rounds: int, chosen: list[str], label: str
+    problems: dict[str, Problem],
+    server: Sandbox,
+    rounds: int,
+    chosen: list[str],
+    label: str,
+    pause: float = 0.0,
 ) -> dict[str, dict[str, float]]:
     found: dict[str, dict[str, float]] = {}
     for problem_id in chosen:
         problem = problems[problem_id]
         numpy_code = (problem.directory / "reference.py").read_text()
         times: dict[str, list[float]] = {"numpy": [], "torch": []}
+        load = os.getloadavg()[0]
         for _ in range(rounds):
+            time.sleep(pause)
             for name, code in (("numpy", numpy_code), ("torch", SOLUTIONS[problem_id])):
                 start = time.perf_counter()
                 report = grade_submission(problem, code, server)
@@ -74,9 +84,11 @@ def side_by_side(
                 assert report.verdict == "accepted", (label, problem_id, name, report.error)
         p50 = {k: statistics.median(v) * 1000 for k, v in times.items()}
         ratio = p50["torch"] / p50["numpy"]
-        found[problem_id] = {**p50, "ratio": ratio}
+        loads = (load, os.getloadavg()[0])
+        found[problem_id] = {**p50, "ratio": ratio, "load_start": loads[0], "load_end": loads[1]}
         print(f"{label:7s} {problem_id:26s} numpy p50 {p50['numpy']:7.1f} ms   "
-              f"torch p50 {p50['torch']:7.1f} ms   ratio {ratio:.2f}", flush=True)  # fmt: skip
+              f"torch p50 {p50['torch']:7.1f} ms   ratio {ratio:.2f}   "
+              f"load {loads[0]:.1f}-{loads[1]:.1f}", flush=True)  # fmt: skip
     return found
 
 
@@ -101,6 +113,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--backends", default="fork")
     parser.add_argument("--problems", default="")
+    parser.add_argument("--pause", type=float, default=0.0)
     args = parser.parse_args()
     if find_torch() is None:
         print("torch is not installed (pip install -e '.[torch]'): nothing to measure")
@@ -122,7 +135,7 @@ def main() -> int:
                 print(f"zygote, torch preloaded={preload}: Rss {memory['Rss']} MiB, "
                       f"Pss {memory['Pss']} MiB")  # fmt: skip
                 if preload:
-                    found = side_by_side(problems, server, args.rounds, chosen, "fork")
+                    found = side_by_side(problems, server, args.rounds, chosen, "fork", args.pause)
                     out["problems"] = out["backends"]["fork"] = found
             finally:
                 server.close()
@@ -133,7 +146,9 @@ def main() -> int:
         if sandbox is None:
             continue
         try:
-            out["backends"][kind] = side_by_side(problems, sandbox, args.rounds, chosen, kind)
+            out["backends"][kind] = side_by_side(
+                problems, sandbox, args.rounds, chosen, kind, args.pause
+            )
         finally:
             if isinstance(sandbox, WarmPoolSandbox):
                 print(f"warm pool: {sandbox.warm_runs} warm runs, {sandbox.cold_runs} cold "

@@ -57,20 +57,21 @@ def make_sandbox(settings: SandboxSettings) -> Sandbox:
             keep_resident_seconds=_keep_resident(settings),
         )
         # getattr: settings objects written before these existed have no such field.
+        # None: torch where the runtime has it; False: never.
+        preload_torch = None if bool(getattr(settings, "sandbox_preload_torch", True)) else False
         if bool(getattr(settings, "sandbox_forkserver", False)):
             from sandbox.backends.forkserver import ForkServerSandbox
 
-            preload = bool(getattr(settings, "sandbox_preload_torch", True))
             return ForkServerSandbox(
                 bwrap,
                 spares=int(getattr(settings, "sandbox_forkserver_spares", 2)),
-                preload_torch=None if preload else False,
+                preload_torch=preload_torch,
             )
         pool_size = int(getattr(settings, "sandbox_warm_pool", 0))
         if pool_size > 0:
             from sandbox.backends.pool import WarmPoolSandbox
 
-            return WarmPoolSandbox(bwrap, size=pool_size)
+            return WarmPoolSandbox(bwrap, size=pool_size, preload_torch=preload_torch)
         return bwrap
     if kind == "docker":
         # Imported lazily: the Docker SDK is only needed by deployments that choose it.

@@ -23,9 +23,10 @@ from app.core.config import REPO_ROOT
 from app.grading.matrix import Entry, coverage, host_matrix, run_in_sandbox
 from app.grading.pipeline import grade_submission, input_bytes, run_limits
 from app.problems.cases import Inputs
+from app.problems.errormodel import flags_mismatch
 from app.problems.frameworks import detect_framework, framework_installed
 from app.problems.hooks import exception_name
-from app.problems.loader import Problem, ProblemLoadError, load_problem
+from app.problems.loader import Problem, ProblemLoadError, import_file, load_problem
 from app.problems.solutions import single_fault_source
 from app.reports.diagnosability import build_report, label
 from sandbox.protocol import Sandbox
@@ -358,22 +359,30 @@ def _grade_matrix(
     framework: str = "numpy",
 ) -> None:
     """The idiom matrix graded through the real sandbox, one run per way of writing; with
-    ``framework`` "torch", as PyTorch jobs (tensors in and out)."""
+    ``framework`` "torch", written with ``solution_torch.py`` and run as PyTorch jobs, where each
+    model must be diagnosed as the NumPy one is on the host."""
     graded = run_in_sandbox(problem, sandbox, [e.combo for e in entries], framework)
     wrong = [
         (e, got)
         for e, got in zip(entries, graded, strict=True)
         if got != (e.found if not e.told_apart else (e.combo.codes,))
     ]
-    job = " as PyTorch jobs" if framework == "torch" else ""
+    singles = sum(e.combo.size == 1 for e in entries)
+    singles_wrong = sum(e.combo.size == 1 for e, _ in wrong)
+    if framework == "numpy":
+        job, path, where = "", problem.directory / "faults.toml", "idioms"
+    else:
+        job = f" written in {framework} (solution_{framework}.py)"
+        path, where = problem.directory / f"solution_{framework}.py", None
     note(
         f"sandbox: idiom matrix{job}, {len(entries)} models graded, "
-        f"{len(entries) - len(wrong)} diagnosed as on the host"
+        f"{len(entries) - len(wrong)} diagnosed as on the host (single faults "
+        f"{singles - singles_wrong} of {singles})"
     )
     for entry, got in wrong[:10]:
         defect(
-            problem.directory / "faults.toml",
-            "idioms",
+            path,
+            where,
             f"in the sandbox{job} {sorted(entry.combo.flags)} is diagnosed as "
             f"{' | '.join(label(f) for f in got) or 'nothing'}",
         )
@@ -419,10 +428,11 @@ def _grade_models(problem: Problem, sandbox: Sandbox, note: Note, defect: Report
 def _grade_frameworks(
     problem: Problem, entries: list[Entry], sandbox: Sandbox, note: Note, defect: Report
 ) -> None:
-    """Each framework beside NumPy the folder offers: its starter is read as that framework, the
-    idiom matrix diagnoses the same through its tensors, its correct solution
-    (``solution_<framework>.py``) is accepted, and each of its habits (faults.toml
-    ``[habits]``) is diagnosed as the habit expects."""
+    """Each framework beside NumPy the folder offers: its starter is read as that framework; its
+    reference (``solution_<framework>.py``) takes every flag of the error model, and the idiom
+    matrix written with it (each fault's arithmetic the framework's own) is diagnosed as the NumPy
+    one; its plain call is accepted; and each of its habits (faults.toml ``[habits]``) is
+    diagnosed as the habit expects."""
     for framework in problem.spec.frameworks:
         if framework == "numpy":
             continue
@@ -432,12 +442,12 @@ def _grade_frameworks(
         starter = problem.directory / f"starter_{framework}.py"
         if detect_framework(problem.starters[framework]) != framework:
             defect(starter, None, f"does not import {framework}: it would be graded as NumPy")
-        if problem.diagnostics is not None and entries:
-            _grade_matrix(problem, entries, sandbox, note, defect, framework)
         path = problem.directory / f"solution_{framework}.py"
         if not path.is_file():
             defect(path, None, f"missing: frameworks lists {framework!r}; a correct solution in it")
             continue
+        if problem.diagnostics is not None and _takes_the_flags(problem, path, defect) and entries:
+            _grade_matrix(problem, entries, sandbox, note, defect, framework)
         solution = path.read_text(encoding="utf-8")
         report = grade_submission(problem, solution, sandbox, framework=framework)
         note(f"sandbox ({framework}): the solution is {report.verdict.value}")
@@ -448,6 +458,24 @@ def _grade_frameworks(
             defect(path, None, f"graded as {report.verdict.value}: {report.error or failing}")
         if problem.diagnostics is not None:
             _grade_habits(problem, framework, solution, sandbox, note, defect)
+
+
+def _takes_the_flags(problem: Problem, path: Path, defect: Report) -> bool:
+    """Whether a framework's reference (``solution_<framework>.py``, trusted as reference.py
+    is: imported here, on the host) lists in ``FAULTS`` exactly the flags of the error model,
+    each fault written in that framework."""
+    assert problem.diagnostics is not None
+    try:
+        module = import_file(path, f"tensorjudge_check_{problem.id.replace('-', '_')}_{path.stem}")
+    except ProblemLoadError as exc:
+        defect(path, None, str(exc).removeprefix(f"{path}: "))
+        return False
+    mismatch = flags_mismatch(
+        problem.diagnostics.error_model, getattr(module, "FAULTS", None), path.name
+    )
+    if mismatch:
+        defect(path, "FAULTS", mismatch)
+    return mismatch is None
 
 
 def _grade_habits(

@@ -4,7 +4,8 @@ problem's idioms allow, and whether the diagnosis names exactly that fault set.
 On the host the faulty reference's outputs are matched against the fault table; in the sandbox
 (``run_in_sandbox``) the same models run as submissions, one sandbox run per way of writing
 (every model of that writing in one source, each call picking its model in turn), and the real
-diagnosis reads what they returned.
+diagnosis reads what they returned. As PyTorch jobs the models are the folder's PyTorch reference,
+so each fault's arithmetic is torch's.
 """
 
 from __future__ import annotations
@@ -96,11 +97,12 @@ def run_in_sandbox(
     problem: Problem, sandbox: Sandbox, combos: Sequence[Combo], framework: str = "numpy"
 ) -> list[tuple[frozenset[str], ...]]:
     """What the diagnosis names for each model run as a submission in the sandbox: its
-    alternatives (empty when nothing explains it). ``framework`` "torch": each model runs as a
-    PyTorch job, through the tensors it is handed and returns."""
+    alternatives (empty when nothing explains it). ``framework`` "torch": each model is the
+    folder's PyTorch reference (``solution_torch.py``, the same flags as reference.py written in
+    torch) run as a PyTorch job, on the tensors it is handed."""
     assert problem.diagnostics is not None
     table = fault_table(problem)
-    source = (problem.directory / "reference.py").read_text(encoding="utf-8")
+    source = _reference_source(problem, framework)
     probes = [p for p in problem.diagnostics.probes if p.purpose == "fault"]
     names = [p.name for p in problem.spec.params]
     found: dict[int, tuple[frozenset[str], ...]] = {}
@@ -108,9 +110,7 @@ def run_in_sandbox(
         batch = [i for i, c in enumerate(combos) if c.idiom == idiom]
         plans = [sorted(combos[i].flags) for i in batch]
         request = RunRequest(
-            code=planned_faults_source(
-                source, problem.spec.function_name, plans, len(probes), framework == "torch"
-            ),
+            code=planned_faults_source(source, problem.spec.function_name, plans, len(probes)),
             function_name=problem.spec.function_name,
             param_names=names,
             outputs=len(problem.spec.outputs) if problem.spec.multiple_outputs else None,
@@ -140,6 +140,13 @@ def run_in_sandbox(
             )
             found[i] = tuple(finding.alternatives)
     return [found[i] for i in range(len(combos))]
+
+
+def _reference_source(problem: Problem, framework: str = "numpy") -> str:
+    """The code that takes the error model's flags in ``framework``: reference.py for NumPy,
+    ``solution_<framework>.py`` for another."""
+    name = "reference.py" if framework == "numpy" else f"solution_{framework}.py"
+    return (problem.directory / name).read_text(encoding="utf-8")
 
 
 def _renamed(outcome: CaseOutcome | None, name: str) -> CaseOutcome | None:

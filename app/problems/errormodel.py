@@ -266,17 +266,24 @@ def read_error_model(path: Path, spec: ProblemSpec, reference_flags: object) -> 
                 f"{fault.requirement!r} is not a requirement of problem.toml {requirement_ids}",
                 f"faults.{code}.requirement",
             )
-    if not isinstance(reference_flags, frozenset | set):
-        raise ErrorModelError("reference.py must define FAULTS, the set of flags it understands")
-    declared = model.all_flags()
-    if declared != set(reference_flags):
-        raise ErrorModelError(
-            f"flags differ from reference.py FAULTS: only in faults.toml "
-            f"{sorted(declared - set(reference_flags))}, only in reference.py "
-            f"{sorted(set(reference_flags) - declared)}",
-            "faults",
-        )
+    mismatch = flags_mismatch(model, reference_flags, "reference.py")
+    if mismatch:
+        raise ErrorModelError(mismatch, "faults")
     return model
+
+
+def flags_mismatch(model: ErrorModel, flags: object, filename: str) -> str | None:
+    """Why ``flags``, the ``FAULTS`` of a reference (``filename``), are not exactly the flags
+    of ``model``; None when they are."""
+    if not isinstance(flags, frozenset | set):
+        return f"{filename} must define FAULTS, the set of flags it understands"
+    declared = model.all_flags()
+    if declared == set(flags):
+        return None
+    return (
+        f"flags differ from {filename} FAULTS: only in faults.toml "
+        f"{sorted(declared - set(flags))}, only in {filename} {sorted(set(flags) - declared)}"
+    )
 
 
 ProbePurpose = Literal["fault", "property"]

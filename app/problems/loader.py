@@ -193,7 +193,7 @@ def _copy(value: Any) -> Any:
     return value.copy() if isinstance(value, np.ndarray) else value
 
 
-def _import_file(path: Path, module_name: str) -> ModuleType:
+def import_file(path: Path, module_name: str) -> ModuleType:
     spec = importlib.util.spec_from_file_location(module_name, path)
     if spec is None or spec.loader is None:
         raise ProblemLoadError(path, "cannot be imported")
@@ -265,14 +265,14 @@ def _load_problem(directory: Path, fingerprint: str) -> Problem:
             directory / "problem.toml", f"is {spec.id!r} but the folder is {directory.name!r}", "id"
         )
     module_prefix = "tensorjudge_problem_" + spec.id.replace("-", "_")
-    reference_module = _import_file(directory / "reference.py", module_prefix + "_reference")
+    reference_module = import_file(directory / "reference.py", module_prefix + "_reference")
     reference = getattr(reference_module, spec.function_name, None)
     if not callable(reference):
         raise ProblemLoadError(
             directory / "reference.py", f"defines no function {spec.function_name!r}"
         )
     cases_path = directory / "cases.py"
-    cases_module = _import_file(cases_path, module_prefix + "_cases")
+    cases_module = import_file(cases_path, module_prefix + "_cases")
     for fn in ("public_examples", "hidden_cases"):
         if not callable(getattr(cases_module, fn, None)):
             raise ProblemLoadError(cases_path, f"defines no function {fn}()")
@@ -366,7 +366,7 @@ def _load_diagnostics(problem: Problem, reference_module: ModuleType, prefix: st
     probes_path = directory / "probes.py"
     if not probes_path.is_file():
         raise ProblemLoadError(probes_path, "missing (faults.toml needs probe inputs)")
-    module = _import_file(probes_path, prefix + "_probes")
+    module = import_file(probes_path, prefix + "_probes")
     if not callable(getattr(module, "probes", None)):
         raise ProblemLoadError(probes_path, "defines no function probes(rng)")
     probes = tuple(module.probes(np.random.default_rng(problem.spec.seed)))

@@ -21,33 +21,18 @@ def single_fault_source(reference_source: str, function_name: str, flag: str) ->
 
 
 def planned_faults_source(
-    reference_source: str,
-    function_name: str,
-    plans: list[list[str]],
-    calls_per_plan: int,
-    tensors: bool = False,
+    reference_source: str, function_name: str, plans: list[list[str]], calls_per_plan: int
 ) -> str:
-    """``reference.py`` made into a submission that makes the mistakes ``plans[0]`` on its first
-    ``calls_per_plan`` calls, then ``plans[1]``, and so on: many models in one sandbox run.
-    ``tensors``: a PyTorch job's submission, handed tensors and returning tensors (the models'
-    arithmetic stays the reference's own)."""
-    call = f"_reference_{function_name}(*args, faults=plan)"
-    body = f"    return {call}\n"
-    if tensors:
-        body = (
-            "    args = [a.numpy() if isinstance(a, _torch.Tensor) else a for a in args]\n"
-            f"    out = {call}\n"
-            "    if isinstance(out, tuple):\n"
-            "        return tuple(_torch.from_numpy(_np.asarray(o)) for o in out)\n"
-            "    return _torch.from_numpy(_np.asarray(out))\n"
-        )
-    imports = "import numpy as _np\nimport torch as _torch\n" if tensors else ""
+    """A reference (``reference.py``, or a framework's ``solution_<framework>.py``, which takes
+    the same flags) made into a submission that makes the mistakes ``plans[0]`` on its first
+    ``calls_per_plan`` calls, then ``plans[1]``, and so on: many models in one sandbox run."""
     return (
-        f"{reference_source}\n\n{imports}_reference_{function_name} = {function_name}\n"
+        f"{reference_source}\n\n_reference_{function_name} = {function_name}\n"
         f"_PLANS = {[frozenset(p) for p in plans]!r}\n_CALLS = [0]\n\n\n"
         f"def {function_name}(*args):\n"
         f"    plan = _PLANS[_CALLS[0] // {calls_per_plan}]\n"
-        f"    _CALLS[0] += 1\n" + body
+        f"    _CALLS[0] += 1\n"
+        f"    return _reference_{function_name}(*args, faults=plan)\n"
     )
 
 

@@ -103,10 +103,16 @@ class BwrapSandbox:
         return self._tree
 
     def command(
-        self, limits: Limits, seccomp_fd: int, run_id: str = "", mask_proc: bool = True
+        self,
+        limits: Limits,
+        seccomp_fd: int,
+        run_id: str = "",
+        mask_proc: bool = True,
+        preload_torch: bool = False,
     ) -> list[str]:
         """The bwrap command of a run (``mask_proc``: with /proc reduced to the run's own
-        processes; the fork server's zygote keeps it whole, see zygote.py)."""
+        processes; the fork server's zygote keeps it whole, see zygote.py; ``preload_torch``:
+        its runner imports torch before its job arrives)."""
         rt = self.runtime
         argv = [
             self.bwrap,
@@ -148,15 +154,20 @@ class BwrapSandbox:
             "--chdir", "/tmp",
             "--seccomp", str(seccomp_fd),
         ]  # fmt: skip
-        return argv + entry_command(str(rt.executable), SITE)
+        return (
+            argv
+            + entry_command(str(rt.executable), SITE)
+            + (["--preload-torch"] if preload_torch else [])
+        )
 
     def run(self, request: RunRequest) -> RunResult:
         job = encode_job(request)  # before the launch: see ``finish``
         return self.finish(self.start(request.limits), request, job)
 
-    def start(self, limits: Limits) -> StartedSandbox:
-        """Launch a sandbox for ``limits``: it imports numpy and waits for one job. Every limit
-        but the wall clock (which starts with the job) is in force from here on."""
+    def start(self, limits: Limits, preload_torch: bool = False) -> StartedSandbox:
+        """Launch a sandbox for ``limits``: it imports numpy (and torch with ``preload_torch``,
+        which needs ``limits.runtime_mb`` for it) and waits for one job. Every limit but the wall
+        clock (which starts with the job) is in force from here on."""
         run_id = secrets.token_hex(8)
         if self._tree is None:
             return StartedSandbox(
@@ -188,7 +199,7 @@ class BwrapSandbox:
         fd = seccomp.filter_fd()
         try:
             launched = launch(
-                self.command(limits, fd, run_id),
+                self.command(limits, fd, run_id, preload_torch=preload_torch),
                 preexec_fn=preexec,
                 pass_fds=(fd,),
                 env={"PATH": "/usr/bin:/bin"},

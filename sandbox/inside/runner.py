@@ -1,9 +1,10 @@
 """The runner: reads ONE job from stdin, runs it (``supervisor``, ``worker``) and writes the ONLY
 result stream to stdout (formats in ``framing``). Every backend starts it the same way::
 
-    python -I -S -B <the package>/__main__.py [--sys-path DIR]...
+    python -I -S -B <the package>/__main__.py [--sys-path DIR]... [--preload-torch]
 
-``--sys-path`` prepends DIR to ``sys.path`` (where numpy lives when ``-S`` hides site-packages).
+``--sys-path`` prepends DIR to ``sys.path`` (where numpy lives when ``-S`` hides site-packages);
+``--preload-torch`` imports torch too before the job arrives (a warm pool's PyTorch runner).
 Close stdin after writing the job. The runner exits 0 once it has written the ``end`` message.
 Anything else (no ``end`` message, a truncated stream) means the sandbox died before reporting,
 which is itself a verdict for the host. Its own stderr carries only the runner's diagnostics. It
@@ -121,7 +122,7 @@ def main(argv: list[str]) -> int:
     pin_login_uid()
     add_sys_paths(argv)
     one_blas_thread()
-    preload()
+    preload(torch="--preload-torch" in argv)
     run_job(sys.stdin.buffer)
     # The end message is written and flushed: skip the interpreter's teardown (tens of ms with
     # numpy loaded), which would only delay the host seeing the stream close.
@@ -130,7 +131,8 @@ def main(argv: list[str]) -> int:
 
 def preload(torch: bool = False) -> None:
     """Import what a job needs before the job arrives: a pooled runner waits warm. ``torch``:
-    PyTorch too (the fork server's zygote, where torch problems are offered)."""
+    PyTorch too (the fork server's zygote, and the warm pool's runners kept for PyTorch jobs,
+    where torch problems are offered)."""
     import linecache  # noqa: F401
     import traceback  # noqa: F401
     import types  # noqa: F401

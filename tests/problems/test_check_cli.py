@@ -4,6 +4,7 @@ it, and every defect is reported with its file and field."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -41,8 +42,13 @@ def test_every_problem_folder_passes_the_check(folder: Path):
     assert "sandbox: the reference is accepted" in done.stdout
     assert "statement: every formula parses" in done.stdout
     if (folder / "solution_torch.py").is_file() and find_torch() is not None:
-        # The PyTorch writing: the matrix through tensors, the solution and its habits.
-        assert "idiom matrix as PyTorch jobs" in done.stdout
+        # The PyTorch writing: the matrix with every fault written in torch, the solution and
+        # its habits.
+        assert re.search(
+            r"idiom matrix written in torch \(solution_torch.py\), (\d+) models graded, \1 "
+            r"diagnosed as on the host",
+            done.stdout,
+        ), done.stdout
         assert "sandbox (torch): the solution is accepted" in done.stdout
 
 

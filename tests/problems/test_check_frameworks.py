@@ -1,16 +1,20 @@
-"""``problems check`` grades a folder's PyTorch writing: its correct solution
-(``solution_torch.py``) and each habit of faults.toml ``[habits]``, in the real sandbox; a habit
+"""``problems check`` grades a folder's PyTorch writing: its PyTorch reference
+(``solution_torch.py``: every fault flag written in torch, the plain call correct) through the idiom
+matrix, the plain call and each habit of faults.toml ``[habits]``, in the real sandbox; a fault
+written in torch diagnosed otherwise than in NumPy, a flag the torch reference lacks, a habit
 diagnosed as anything but what it expects, an edit that does not apply, or a missing solution is
 a defect naming faults.toml's field or the file."""
 
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from app.authoring.check import Defect, _grade_frameworks
+from app.authoring.check import Defect, _grade_frameworks, _takes_the_flags
+from app.grading.matrix import Entry, host_matrix
 from app.problems.loader import ProblemLoadError, load_problem
 from sandbox.backends.runtime import find_torch
 from sandbox.protocol import Sandbox
@@ -37,16 +41,66 @@ def masked_copy(tmp_path: Path) -> Path:
     return target
 
 
-def framework_check(folder: Path, sandbox: Sandbox | None) -> tuple[list[str], list[Defect]]:
+def framework_check(
+    folder: Path, sandbox: Sandbox | None, matrix: bool = False
+) -> tuple[list[str], list[Defect]]:
+    """The check's framework pass on ``folder``; with ``matrix``, the idiom matrix too."""
     notes: list[str] = []
-    defects: list[Defect] = []
+    defects, defect = collector()
     problem = load_problem(folder)
+    entries: list[Entry] = host_matrix(problem) if matrix else []
+    _grade_frameworks(problem, entries, sandbox, notes.append, defect)  # type: ignore[arg-type]
+    return notes, defects
+
+
+def collector() -> tuple[list[Defect], Callable[[Path, str | None, str], None]]:
+    """A list of defects, and the ``defect`` callback of the check that fills it."""
+    defects: list[Defect] = []
 
     def defect(path: Path, where: str | None, message: str) -> None:
         defects.append(Defect(path, where, message))
 
-    _grade_frameworks(problem, [], sandbox, notes.append, defect)  # type: ignore[arg-type]
-    return notes, defects
+    return defects, defect
+
+
+@pytest.mark.slow
+def test_a_fault_written_wrong_in_torch_is_a_defect_of_the_torch_reference(
+    tmp_path: Path,
+    bwrap: Sandbox,  # noqa: F811
+) -> None:
+    folder = masked_copy(tmp_path)
+    solution = folder / "solution_torch.py"
+    # The torch reference's scale-dv now scales by sqrt(d_k), as the correct call does; NumPy's
+    # still scales by sqrt(d_v). Only the models run in torch can show the difference.
+    edit(solution, "math.sqrt(v.shape[-1])", "math.sqrt(q.shape[-1])")
+    notes, defects = framework_check(folder, bwrap, matrix=True)
+    assert defects, notes
+    assert {(d.path, d.field) for d in defects} == {(solution, None)}, defects
+    assert all("'scale-dv'" in d.message for d in defects), defects
+    assert any(
+        d.message.startswith(
+            "in the sandbox written in torch (solution_torch.py) ['scale-dv'] is diagnosed as "
+        )
+        for d in defects
+    ), defects
+    # The plain call is untouched, and still accepted.
+    assert "sandbox (torch): the solution is accepted" in notes
+
+
+def test_a_flag_the_torch_reference_lacks_is_a_defect(tmp_path: Path) -> None:
+    folder = masked_copy(tmp_path)
+    solution = folder / "solution_torch.py"
+    edit(solution, '        "mask-fill-tiny",\n', "")
+    defects, defect = collector()
+    assert not _takes_the_flags(load_problem(folder), solution, defect)
+    assert defects == [
+        Defect(
+            solution,
+            "FAULTS",
+            "flags differ from solution_torch.py FAULTS: only in faults.toml ['mask-fill-tiny'], "
+            "only in solution_torch.py []",
+        )
+    ]
 
 
 @pytest.mark.slow

@@ -66,3 +66,15 @@ def test_bwrap_is_the_default(tmp_path: Path) -> None:
         sandbox.close()
     cold = make_sandbox(Settings(data_dir=tmp_path, sandbox_forkserver=False, sandbox_warm_pool=0))
     assert isinstance(cold, BwrapSandbox)
+
+
+@pytest.mark.parametrize("preload", [True, False])
+def test_the_warm_pool_preloads_torch_as_the_setting_says(tmp_path: Path, preload: bool) -> None:
+    settings = Settings(data_dir=tmp_path, sandbox_forkserver=False, sandbox_preload_torch=preload)
+    pool = make_sandbox(settings)
+    assert isinstance(pool, WarmPoolSandbox)
+    try:
+        # Where torch is in the runtime, and the setting allows it.
+        assert pool.preload_torch == (preload and pool.inner.runtime.has_torch)
+    finally:
+        pool.close()
