@@ -218,17 +218,31 @@ class AppProcess:
         return self.log_path.read_text(errors="replace")[-4000:]
 
 
+def bound(log_path: Path, base: str) -> int:
+    """How many times the server logging to ``log_path`` said it listens on ``base``. A free
+    port is only free when asked: another test's server may take it first, and then a /healthz
+    answer on it is that server's (CI once seeded an unmigrated database that way)."""
+    return log_path.read_text(errors="replace").count(f"Uvicorn running on {base}")
+
+
+def _up(server: AppProcess, base: str, starts: int) -> bool:
+    return (
+        bound(server.log_path, base) >= starts and httpx.get(f"{base}/healthz").status_code == 200
+    )
+
+
 def serve(env: dict[str, str], log_path: Path) -> tuple[AppProcess, str]:
     port = free_port()
     server = AppProcess(["serve", "--port", str(port)], env, log_path).start()
     base = f"http://127.0.0.1:{port}"
-    wait_for(lambda: httpx.get(f"{base}/healthz").status_code == 200, 60, "the API to start")
+    wait_for(lambda: _up(server, base, 1), 60, "the API to start")
     return server, base
 
 
 def restart_serve(server: AppProcess, base: str) -> None:
+    starts = bound(server.log_path, base) + 1
     server.start()
-    wait_for(lambda: httpx.get(f"{base}/healthz").status_code == 200, 60, "the API to restart")
+    wait_for(lambda: _up(server, base, starts), 60, "the API to restart")
 
 
 def celery_env(

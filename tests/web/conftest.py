@@ -18,6 +18,7 @@ import pytest
 
 from app.core.config import REPO_ROOT
 from tests.support.people import People
+from tests.support.services import bound
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -77,7 +78,8 @@ def serving(root: Path, **extra_env: str) -> Iterator[Server]:
             if proc.poll() is not None:
                 pytest.fail(f"server exited with {proc.returncode}:\n{log.read_text()[-4000:]}")
             try:
-                if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
+                # Our server's answer: another test's may hold the port (tests/support/services.py).
+                if bound(log, url) and httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
                     break
             except httpx.HTTPError:
                 pass
