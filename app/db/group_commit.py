@@ -68,7 +68,8 @@ class CommitGroup:
     def commit(self, session: Session, write: Write) -> None:
         """``write(s)`` on a session ``s`` in a write transaction, then committed: raises what
         ``write`` raised (nothing of it stored), or what the commit raised. ``session`` is the
-        caller's (its reads took no write lock), used if this caller leads the batch."""
+        caller's (its reads took no write lock), used if this caller leads the batch. Never called
+        holding the write turn (``write_turn``): the leader it would wait for waits for that."""
         if not is_sqlite(session.get_bind().engine):
             write(session)
             session.commit()
