@@ -25,8 +25,11 @@ MAX_THREADS = 40
 # takes one writer at a time and the interpreter runs one thread's Python at a time. At a
 # deadline, forty runnable threads took turns on the interpreter lock with the event loop, which
 # then read (and stamped the arrival of) the next requests late; queued here, they wait
-# without competing.
-ACCEPT_THREADS = 4
+# without competing. Eight, not four, since accepts waiting for the write turn are committed
+# together (app.db.group_commit): those waiting block without competing, and a batch holds at
+# most this many (all 600 of a rush answered sooner in 4 of 4 pairs back to back,
+# bench/results/2026-12-03.md).
+ACCEPT_THREADS = 8
 
 P = ParamSpec("P")
 T = TypeVar("T")

@@ -22,7 +22,7 @@ from app.core import events
 from app.core.config import Settings
 from app.core.errors import ApiError
 from app.db.base import utcnow
-from app.db.engine import write_turn
+from app.db.group_commit import commit_group
 from app.grading.schemas import GradeReport
 from app.submissions.access import may_read
 from app.submissions.models import Submission
@@ -399,14 +399,18 @@ class SubmissionService:
             token = None
             if handoff is not None and counts.queued == 0 and not counts.client_running:
                 token = str(uuid.uuid4())
+
+            def insert(into: Session) -> None:
+                writes = SubmissionRepository(into)
+                if token is not None and handoff is not None:
+                    writes.add_claimed(submission, token, handoff.worker, handoff.lease)
+                else:
+                    writes.add(submission)
+
             try:
-                # The reads above took no lock (SQLite); the write transaction starts here.
-                with write_turn(session.get_bind()):
-                    if token is not None and handoff is not None:
-                        repo.add_claimed(submission, token, handoff.worker, handoff.lease)
-                    else:
-                        repo.add(submission)
-                    session.commit()
+                # The reads above took no lock (SQLite); the write transaction starts here,
+                # committed with the other accepts waiting for the write turn then.
+                commit_group(self.sessions).commit(session, insert)
             except IntegrityError:
                 # A concurrent retry with the same key won the insert: answer with its row.
                 session.rollback()

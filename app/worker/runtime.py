@@ -14,6 +14,7 @@ from app.grading.faulttable import fault_table
 from app.problems.loader import Problem
 from app.submissions.models import Submission
 from app.submissions.notices import announce_event_commits
+from app.submissions.pressure import PRESSURE
 from app.worker.ceilings import CappedSandbox
 from app.worker.grader import GradingContext
 from sandbox.protocol import Sandbox
@@ -40,8 +41,11 @@ def grading_context(
     after_grading: tuple[Callable[[Session, Submission], None], ...] = (),
 ) -> GradingContext:
     def make_sandbox(settings: Settings) -> Sandbox:
+        from sandbox.backends import residency
         from sandbox.factory import make_sandbox
 
+        # The keepers' rounds step aside for submissions being accepted, as graders do.
+        residency.pause_rounds_with(PRESSURE.yield_to_acceptance)
         return CappedSandbox(make_sandbox(settings), settings)
 
     # Built now rather than on the first submission, which would otherwise wait for it.

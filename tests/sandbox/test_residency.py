@@ -9,6 +9,9 @@ import os
 import threading
 from pathlib import Path
 
+import pytest
+from sqlalchemy.orm import sessionmaker
+
 from sandbox.backends import residency
 from sandbox.backends.bwrap import BwrapSandbox
 from sandbox.backends.forkserver import ForkServerSandbox
@@ -25,6 +28,54 @@ def test_every_page_of_every_regular_file_is_read(tmp_path: Path) -> None:
     os.symlink(tmp_path / "deep/d", tmp_path / "link")  # the file is counted once, not twice
     os.mkfifo(tmp_path / "fifo")  # opened without blocking and skipped
     assert residency.touch_files([tmp_path]) == sum(math.ceil(s / PAGE) for s in sizes.values())
+
+
+def test_a_round_steps_aside_between_slices(tmp_path: Path) -> None:
+    """The host's pause is called after every slice of pages, and a round waits in it: here a
+    pause that blocks until let go holds the round (no page after it is read meanwhile)."""
+    (tmp_path / "big").write_bytes(b"x" * (3 * residency.SLICE_PAGES * PAGE + PAGE))
+    paused = threading.Semaphore(0)
+    go = threading.Event()
+    pauses: list[int] = []
+
+    def pause() -> None:
+        pauses.append(1)
+        paused.release()
+        assert go.wait(30)
+
+    done: list[int] = []
+    residency.pause_rounds_with(pause)
+    try:
+        keeper = residency.ResidencyKeeper("test", files=lambda: [tmp_path], period=0)
+        round_ = threading.Thread(target=lambda: done.append(keeper.touch_once()))
+        round_.start()
+        assert paused.acquire(timeout=30)
+        assert (done, keeper.rounds, len(pauses)) == ([], 0, 1)  # held in the first pause
+        go.set()
+        round_.join(30)
+    finally:
+        residency.pause_rounds_with(None)
+    assert done == [3 * residency.SLICE_PAGES + 1]
+    assert len(pauses) == 3
+
+
+def test_a_grading_process_s_rounds_step_aside_for_acceptance(
+    bwrap_sandbox: BwrapSandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where graders run (the API process, embedded), the sandbox they build has its keepers'
+    rounds wait for submissions being accepted, as the graders themselves do."""
+    from app.core.config import Settings
+    from app.submissions.pressure import PRESSURE
+    from app.worker.runtime import grading_context
+
+    monkeypatch.setattr("sandbox.factory.make_sandbox", lambda settings: bwrap_sandbox)
+    residency.pause_rounds_with(None)
+    try:
+        context = grading_context(Settings(data_dir=tmp_path), sessionmaker(), {})
+        context.make_sandbox(context.settings)
+        assert residency.rounds_pause() == PRESSURE.yield_to_acceptance
+    finally:
+        residency.pause_rounds_with(None)
 
 
 def test_the_keeper_goes_round_until_stopped(tmp_path: Path) -> None:
