@@ -73,6 +73,26 @@ def test_imports_helpers_and_constants_go_along():
     assert run_alone(code, "solve", [1.0, 2.0]) == pytest.approx(module.solve([1.0, 2.0]))
 
 
+def test_a_frozenset_constant_goes_along_the_same_every_time():
+    # A frozenset's repr is no literal; its element order follows the string hashes of the
+    # process, which would make the same function a different text in every kernel.
+    module = module_from(
+        """
+        FLAGS = frozenset({"b", "a", "c"})
+        NONE = frozenset()
+
+        def solve(flag):
+            return flag in FLAGS and flag not in NONE
+        """,
+        "tj_source_frozenset",
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", MissingNamesWarning)
+        code = function_source(module.solve)
+    assert "FLAGS = frozenset({'a', 'b', 'c'})" in code and "NONE = frozenset()" in code
+    assert run_alone(code, "solve", "a") is True and run_alone(code, "solve", "z") is False
+
+
 def test_an_indented_function_is_dedented():
     def outer() -> Callable[[float], float]:
         def f(x: float) -> float:

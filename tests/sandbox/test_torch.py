@@ -6,12 +6,16 @@ the ``torch`` extra is not installed."""
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
 
+from app.grading.matrix import host_matrix, run_in_sandbox
+from app.problems.loader import Problem
 from sandbox.backends.bwrap import BwrapSandbox
 from sandbox.backends.forkserver import ForkServerSandbox
+from sandbox.backends.pool import WarmPoolSandbox
 from sandbox.backends.runtime import TORCH_RUNTIME_MB, find_torch
 from sandbox.protocol import CaseArgs, Limits, RunRequest, RunResult, Sandbox
 from tests.sandbox.conftest import AlwaysForked, _docker
@@ -295,3 +299,42 @@ def test_torch_is_the_runtimes_memory_and_the_submission_still_gets_only_its_own
         big.status == "ok" and big.cases[0].error is not None
     )
     assert refused, (big.status, big.message, big.cases)
+
+
+@pytest.fixture(scope="module")
+def torch_pool(bwrap_sandbox: BwrapSandbox) -> Iterator[WarmPoolSandbox]:
+    """A warm pool of the module's own: its first PyTorch job runs cold, the next ones are
+    served by runners that imported torch before the job came."""
+    pool = WarmPoolSandbox(bwrap_sandbox, size=1, preload_torch=True)
+    yield pool
+    pool.close()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+@pytest.mark.parametrize("backend", ["torch_sandbox", "torch_pool"])
+def test_every_single_fault_written_in_torch_is_diagnosed_on_this_backend(
+    request: pytest.FixtureRequest, backend: str, problems: dict[str, Problem]
+) -> None:
+    """Each single fault of every problem's error model, in every way of writing it, written in
+    PyTorch (``solution_torch.py`` with the fault's flag) and run as a PyTorch job on the backend:
+    the diagnosis names what the NumPy fault gets on the host. ``problems check`` grades the
+    pairs too, on the fork server it is configured with; here every backend runs the singles
+    (12 jobs: the models of one way of writing share a job)."""
+    sandbox: Sandbox = request.getfixturevalue(backend)
+    wrong: dict[str, object] = {}
+    models = 0
+    for problem in problems.values():
+        if "torch" not in problem.spec.frameworks:
+            continue
+        singles = [entry for entry in host_matrix(problem) if entry.combo.size == 1]
+        graded = run_in_sandbox(problem, sandbox, [e.combo for e in singles], "torch")
+        for entry, got in zip(singles, graded, strict=True):
+            models += 1
+            expected = (entry.combo.codes,) if entry.told_apart else entry.found
+            if got != expected:
+                wrong[f"{problem.id} {sorted(entry.combo.flags)}"] = (got, expected)
+    assert models >= 150, models
+    assert not wrong, wrong
+    if backend == "torch_pool":
+        assert isinstance(sandbox, WarmPoolSandbox) and sandbox.warm_runs >= 10, "not served warm"

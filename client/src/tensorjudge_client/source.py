@@ -67,6 +67,14 @@ def _is_literal(value: Any) -> bool:
         return False
 
 
+def _constant_source(value: Any) -> str | None:
+    """The text of a plain constant: a literal's repr, or a frozenset of literals (whose repr
+    is no literal); its elements sorted, so the same constant always reads the same."""
+    if isinstance(value, frozenset) and all(_is_literal(v) for v in value):
+        return f"frozenset({{{', '.join(sorted(map(repr, value)))}}})" if value else "frozenset()"
+    return repr(value) if _is_literal(value) else None
+
+
 def _import_line(name: str, value: Any) -> str | None:
     """``import numpy as np`` / ``from math import sqrt``, when ``value`` came from a module."""
     if isinstance(value, types.ModuleType):
@@ -133,9 +141,9 @@ def function_source(fn: Callable[..., Any]) -> str:
                 carried.add(name)
                 if line not in imports:
                     imports.append(line)
-            elif _is_literal(value):
+            elif (text := _constant_source(value)) is not None:
                 carried.add(name)
-                assignment = f"{name} = {value!r}"
+                assignment = f"{name} = {text}"
                 if assignment not in definitions:
                     definitions.append(assignment)
         return own
