@@ -173,8 +173,10 @@ def test_own_host_uid_contains_a_fork_bomb_without_any_cgroup() -> None:
 
 
 class _NoSeccomp(BwrapSandbox):
-    def command(self, limits: Limits, seccomp_fd: int, run_id: str = "") -> list[str]:
-        argv = super().command(limits, seccomp_fd, run_id)
+    def command(
+        self, limits: Limits, seccomp_fd: int, run_id: str = "", **kwargs: bool
+    ) -> list[str]:
+        argv = super().command(limits, seccomp_fd, run_id, **kwargs)
         at = argv.index("--seccomp")
         return argv[:at] + argv[at + 2 :]
 
