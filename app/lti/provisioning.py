@@ -195,7 +195,15 @@ def account_of(
         user = create_user(session, None if existing is not None else address, label[:200])
         return LtiUser(platform_id=platform.id, subject=subject, user_id=user.id)
 
-    return once(session, find, make).user_id
+    try:
+        return once(session, find, make).user_id
+    except AccountError:
+        # Another sync or launch made this person's account (with its email) since we looked:
+        # theirs, linked to the same subject in the same transaction, is the one.
+        raced = find()
+        if raced is None:
+            raise
+        return raced.user_id
 
 
 def enroll(session: Session, course_id: int, user_id: int, role: str) -> None:

@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.core.errors import ApiError
 from app.courses.models import Membership
 from app.db.base import utcnow
+from app.db.engine import write_turn
 from app.lti import claims as c
 from app.lti.launch import LaunchError
 from app.lti.models import LtiContext, LtiPlatform
@@ -49,17 +50,23 @@ def sync_context(sessions: sessionmaker[Session], context_id: int) -> RosterSync
                 select(Membership.user_id).where(Membership.course_id == context.course_id)
             )
         )
-        for member in members:
-            subject = member.get("user_id")
-            role = c.course_role(member.get("roles"))
-            if not isinstance(subject, str) or role is None:
-                continue
-            if member.get("status", "Active") != "Active":
-                continue
-            name = member.get("name") or " ".join(
-                str(member.get(k, "")) for k in ("given_name", "family_name")
-            )
+    # One short write transaction per member, each begun inside this process's write turn: a
+    # launch's background sync and the instructor's "Sync roster" may run at once, and on SQLite a
+    # transaction that read before the other's commit cannot write after it ("database is
+    # locked"); nor does a long roster hold the turn that accepting submissions needs.
+    for member in members:
+        subject = member.get("user_id")
+        role = c.course_role(member.get("roles"))
+        if not isinstance(subject, str) or role is None:
+            continue
+        if member.get("status", "Active") != "Active":
+            continue
+        name = member.get("name") or " ".join(
+            str(member.get(k, "")) for k in ("given_name", "family_name")
+        )
+        with sessions() as session, write_turn(session.get_bind()):
             if hold_member(session, platform, context, subject, member.get("email")):
+                session.commit()
                 pending += 1
                 continue
             try:
@@ -70,9 +77,11 @@ def sync_context(sessions: sessionmaker[Session], context_id: int) -> RosterSync
                 log.info("roster sync skips %s: %s", subject, exc.message)
                 continue
             enroll(session, context.course_id, user_id, role)
-            if user_id not in enrolled:
-                enrolled.add(user_id)
-                added += 1
+            session.commit()
+        if user_id not in enrolled:
+            enrolled.add(user_id)
+            added += 1
+    with sessions() as session, write_turn(session.get_bind()):
         row = session.get(LtiContext, context_id)
         assert row is not None
         row.roster_synced_at = utcnow()

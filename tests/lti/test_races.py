@@ -10,12 +10,14 @@ from datetime import timedelta
 
 from sqlalchemy import func, select
 
+from app.auth.models import User
 from app.courses.models import Course
 from app.db.base import utcnow
+from app.db.engine import write_turn
 from app.lti.launch import LaunchError
-from app.lti.models import LtiContext, LtiLineItem, LtiPlatform
+from app.lti.models import LtiContext, LtiLineItem, LtiPlatform, LtiUser
 from app.lti.outbox import _claim
-from app.lti.provisioning import find_context, line_item_of, link_context
+from app.lti.provisioning import account_of, find_context, line_item_of, link_context
 from tests.lti.conftest import Tool
 from tests.lti.test_journey import PROBLEM, deep_link
 from tests.support.lti_platform import CONTEXT, DEPLOYMENT, LTI
@@ -90,3 +92,35 @@ def test_one_sender_at_a_time_holds_a_line_item(tool: Tool) -> None:
 
     assert together(claim) == []
     assert sorted(won) == [False, False, False, True]
+
+
+def test_simultaneous_roster_syncs_make_one_account_per_member(tool: Tool) -> None:
+    """A link's background roster sync and the instructor's "Sync roster" at once (seen in CI: a
+    500, "an account with carol@... already exists"): each new LMS member gets one account, one
+    link to it, and neither sync fails."""
+    made: list[int] = []
+
+    def sync_one_member() -> None:
+        # As app.lti.roster does for each member: inside the write turn (SQLite's writers take
+        # turns; on PostgreSQL the two transactions race for real).
+        with tool.sessions() as session, write_turn(session.get_bind()):
+            platform = session.scalars(select(LtiPlatform)).one()
+            made.append(
+                account_of(
+                    session,
+                    platform,
+                    "sub-carol",
+                    "carol@lms.example.edu",
+                    "Carol",
+                    "student",
+                    None,
+                )
+            )
+            session.commit()
+
+    assert together(sync_one_member) == []
+    with tool.sessions() as session:
+        users = session.scalars(select(User).where(User.email == "carol@lms.example.edu")).all()
+        links = session.scalars(select(LtiUser).where(LtiUser.subject == "sub-carol")).all()
+        assert len(users) == 1 and len(links) == 1
+        assert set(made) == {users[0].id}

@@ -328,20 +328,16 @@ def at_a_common_start(sandbox: Sandbox, attempt: Callable[[float], T]) -> T:
     return attempt(time.time() + leads[-1])
 
 
-def manchester_pair(
-    sandbox: Sandbox, sender: str, receiver: str, limits: Limits, bits: list[int], half: float
+def timed_pair(
+    sandbox: Sandbox, codes_at: Callable[[float], dict[str, str]], limits: Limits
 ) -> dict[str, object]:
-    """A sender and a receiver side by side, their slots starting together once both runs have
-    started (``at_a_common_start``): ``sender`` is formatted with ``t0``, ``bits`` and ``half``,
-    ``receiver`` with ``t0``, ``slots`` and ``half``. The sender prints how late it started
-    last; the receiver a JSON object with ``late``. The receiver's report."""
+    """A ``sender`` and a ``receiver`` side by side, their slots starting together at ``t0`` once
+    both runs have started (``at_a_common_start``); ``codes_at(t0)`` gives their codes. The
+    sender prints how late it started last; the receiver a JSON object with ``late``. The
+    receiver's report."""
 
     def attempt(t0: float) -> dict[str, object]:
-        codes = {
-            "sender": sender.format(t0=t0, bits=bits, half=half),
-            "receiver": receiver.format(t0=t0, slots=2 * len(bits), half=half),
-        }
-        results = side_by_side(sandbox, codes, limits)
+        results = side_by_side(sandbox, codes_at(t0), limits)
         sent = results["sender"]
         assert sent.status == "ok" and sent.cases[0].error is None, (sent.message, sent.cases)
         in_time(sent.stdout.split()[-1], "sender")
@@ -350,6 +346,21 @@ def manchester_pair(
         return got
 
     return at_a_common_start(sandbox, attempt)
+
+
+def manchester_pair(
+    sandbox: Sandbox, sender: str, receiver: str, limits: Limits, bits: list[int], half: float
+) -> dict[str, object]:
+    """``timed_pair`` of ``sender`` formatted with ``t0``, ``bits`` and ``half`` and ``receiver``
+    with ``t0``, ``slots`` and ``half``."""
+    return timed_pair(
+        sandbox,
+        lambda t0: {
+            "sender": sender.format(t0=t0, bits=bits, half=half),
+            "receiver": receiver.format(t0=t0, slots=2 * len(bits), half=half),
+        },
+        limits,
+    )
 
 
 def manchester_decoded(moved: list[int], bits: list[int]) -> int:

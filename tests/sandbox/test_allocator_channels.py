@@ -14,14 +14,12 @@ from sandbox.protocol import Sandbox
 from tests.sandbox.helpers import (
     FAST,
     assert_grader_still_works,
-    at_a_common_start,
     balanced_secret,
-    in_time,
     manchester_decoded,
     manchester_pair,
     report,
     run,
-    side_by_side,
+    timed_pair,
     unwrapped,
 )
 
@@ -296,24 +294,14 @@ def f(a, n):
 @pytest.mark.slow
 def test_eventfd_ids_carry_nothing_between_concurrent_runs(sandbox: Sandbox) -> None:
     values = [0] * PREAMBLE + [secrets.randbelow(1 << WIDTH) for _ in range(SYMBOLS)]
-
-    def attempt(t0: float) -> dict[str, object]:
-        results = side_by_side(
-            sandbox,
-            {
-                "sender": EVENTFD_SENDER.format(t0=t0, values=values, slot=SLOT),
-                "receiver": EVENTFD_RECEIVER.format(t0=t0, slots=len(values), slot=SLOT),
-            },
-            CHANNEL_LIMITS,
-        )
-        sent = results["sender"]
-        assert sent.status == "ok" and sent.cases[0].error is None, (sent.message, sent.cases)
-        in_time(sent.stdout.split()[-1], "sender")
-        got = report(results["receiver"])
-        in_time(got["late"], "receiver")
-        return got
-
-    got = at_a_common_start(sandbox, attempt)
+    got = timed_pair(
+        sandbox,
+        lambda t0: {
+            "sender": EVENTFD_SENDER.format(t0=t0, values=values, slot=SLOT),
+            "receiver": EVENTFD_RECEIVER.format(t0=t0, slots=len(values), slot=SLOT),
+        },
+        CHANNEL_LIMITS,
+    )
     ids: list[int | None] = got["ids"]  # type: ignore[assignment]
     readable = [i for i in ids if i is not None]
     right = 0

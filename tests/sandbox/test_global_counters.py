@@ -10,12 +10,10 @@ from sandbox.protocol import Limits, Sandbox
 from tests.sandbox.helpers import (
     FAST,
     assert_grader_still_works,
-    at_a_common_start,
     balanced_secret,
-    in_time,
     report,
     run,
-    side_by_side,
+    timed_pair,
 )
 
 pytestmark = pytest.mark.timeout(180)
@@ -350,19 +348,14 @@ def memory_channel(
 ) -> tuple[dict[str, int], list[int]]:
     """Runs a sender and a receiver side by side; how many bits each source decoded."""
     bits = balanced_secret(BITS)
-
-    def attempt(t0: float) -> dict[str, object]:
-        sender = SENDER.format(t0=t0, bits=bits, half=HALF, map_mb=MAP_MB, touch_mb=TOUCH_MB)
-        receiver = RECEIVER.format(t0=t0, slots=2 * BITS, half=HALF)
-        results = side_by_side(sandbox, {"sender": sender, "receiver": receiver}, limits)
-        sent = results["sender"]
-        assert sent.status == "ok" and sent.cases[0].error is None, (sent.message, sent.stderr)
-        in_time(sent.stdout.split()[-1], "sender")
-        got = report(results["receiver"])
-        in_time(got["late"], "receiver")
-        return got
-
-    got = at_a_common_start(sandbox, attempt)
+    got = timed_pair(
+        sandbox,
+        lambda t0: {
+            "sender": SENDER.format(t0=t0, bits=bits, half=HALF, map_mb=MAP_MB, touch_mb=TOUCH_MB),
+            "receiver": RECEIVER.format(t0=t0, slots=2 * BITS, half=HALF),
+        },
+        limits,
+    )
     medians: dict[str, list[float | None]] = got["medians"]  # type: ignore[assignment]
     return {key: decode(values, bits) for key, values in medians.items()}, bits
 
